@@ -1,0 +1,299 @@
+/* compound.c: CompoundDType, a logical value stored in several planes.
+ *
+ * Owns the compound constructor (name, *, supertype=None, simple_types,
+ * representation_rules=()), its accessors (simple_types, num_carriers,
+ * representation_rules) and the compound contract structure.  The planes
+ * and rules are copied into tuples the descriptor owns, so later changes to
+ * the caller's sequences change nothing.
+ */
+#include "sw_internal.h"
+
+#define SW_COMPOUND_INIT "CompoundDType.__init__()"
+
+/* Materialize an iterable argument as a tuple; TypeError naming the
+ * argument when it is not iterable. */
+static PyObject *
+sw_compound_as_tuple(PyObject *value, const char *argname, const char *expected)
+{
+    PyObject *it = PyObject_GetIter(value), *result;
+
+    if (it == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: %s must be an iterable of %s, got %s",
+                         SW_COMPOUND_INIT, argname, expected,
+                         Py_TYPE(value)->tp_name);
+        }
+        return NULL;
+    }
+    result = PySequence_Tuple(it);
+    Py_DECREF(it);
+    return result;
+}
+
+static PyObject *
+sw_compound_check_planes(sw_state *st, PyObject *simple_types)
+{
+    PyObject *planes = sw_compound_as_tuple(simple_types, "simple_types",
+                                            "registered SimpleDType");
+    Py_ssize_t i;
+
+    if (planes == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(planes); i++) {
+        PyObject *plane = PyTuple_GET_ITEM(planes, i);
+        if (!PyObject_TypeCheck(plane, st->simple_type)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: simple_types[%zd] must be a SimpleDType, got %s",
+                         SW_COMPOUND_INIT, i,
+                         PyObject_TypeCheck(plane, st->base_type)
+                             ? _PyType_Name(Py_TYPE(plane))
+                             : Py_TYPE(plane)->tp_name);
+            goto error;
+        }
+    }
+    if (PyTuple_GET_SIZE(planes) == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: simple_types must hold at least one SimpleDType, "
+                     "got an empty iterable", SW_COMPOUND_INIT);
+        goto error;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(planes); i++) {
+        if (sw_check_reference(st, PyTuple_GET_ITEM(planes, i),
+                               "every simple_types element",
+                               SW_COMPOUND_INIT) < 0) {
+            goto error;
+        }
+    }
+    return planes;
+
+error:
+    Py_DECREF(planes);
+    return NULL;
+}
+
+static PyObject *
+sw_compound_check_rules(sw_state *st, PyObject *rules_arg)
+{
+    PyObject *rules = sw_compound_as_tuple(rules_arg, "representation_rules",
+                                           "RepresentationRule");
+    Py_ssize_t i;
+
+    if (rules == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(rules); i++) {
+        PyObject *rule = PyTuple_GET_ITEM(rules, i);
+        if (!PyObject_TypeCheck(rule, st->rule_base_type)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: representation_rules[%zd] must be a "
+                         "RepresentationRule, got %s", SW_COMPOUND_INIT, i,
+                         Py_TYPE(rule)->tp_name);
+            goto error;
+        }
+        if (((sw_rule *)rule)->build_state != SW_FINISHED) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: representation_rules[%zd] is a %s that was "
+                         "not successfully constructed", SW_COMPOUND_INIT, i,
+                         Py_TYPE(rule)->tp_name);
+            goto error;
+        }
+    }
+    return rules;
+
+error:
+    Py_DECREF(rules);
+    return NULL;
+}
+
+static PyObject *
+sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static const char *const allowed[] = {
+        "name", "supertype", "simple_types", "representation_rules", NULL};
+    static char *kwlist[] = {
+        "name", "supertype", "simple_types", "representation_rules", NULL};
+    sw_descriptor *d = (sw_descriptor *)self;
+    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    PyObject *name = NULL, *supertype = Py_None, *simple_types = NULL;
+    PyObject *rules_arg = NULL, *exact = NULL, *planes = NULL, *rules = NULL;
+
+    if (sw_descriptor_begin_init(d, SW_KIND_COMPOUND, SW_COMPOUND_INIT) < 0
+        || sw_check_kwargs(kwds, allowed, SW_COMPOUND_INIT) < 0
+        || !PyArg_ParseTupleAndKeywords(args, kwds,
+                                        "O|$OOO:CompoundDType.__init__", kwlist,
+                                        &name, &supertype, &simple_types,
+                                        &rules_arg)) {
+        return NULL;
+    }
+    if (simple_types == NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s missing required keyword-only argument: "
+                     "'simple_types'", SW_COMPOUND_INIT);
+        return NULL;
+    }
+    exact = sw_normalize_name(name, SW_COMPOUND_INIT);
+    if (exact == NULL
+        || sw_check_supertype(st, supertype, 1, SW_COMPOUND_INIT) < 0) {
+        goto error;
+    }
+    planes = sw_compound_check_planes(st, simple_types);
+    if (planes == NULL) {
+        goto error;
+    }
+    rules = rules_arg ? sw_compound_check_rules(st, rules_arg)
+                      : Py_NewRef(st->empty_tuple);
+    if (rules == NULL
+        || sw_descriptor_set_common(st, d, exact, supertype) < 0) {
+        goto error;
+    }
+    Py_XSETREF(d->simple_types, planes);
+    Py_XSETREF(d->rules, rules);
+    Py_DECREF(exact);
+    d->initialized = 1;
+    Py_RETURN_NONE;
+
+error:
+    Py_XDECREF(exact);
+    Py_XDECREF(planes);
+    Py_XDECREF(rules);
+    return NULL;
+}
+
+/* ("CompoundDType", ("supertype", <ref> | "none"),
+ *  ("simple_types", (<ref>, ...)),
+ *  ("representation_rules", (<rule structure>, ...))) */
+PyObject *
+sw_compound_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
+{
+    PyObject *supertype = NULL, *planes = NULL, *rules = NULL;
+    Py_ssize_t i, n;
+
+    supertype = d->supertype ? sw_structure_ref((sw_descriptor *)d->supertype)
+                             : PyUnicode_FromString("none");
+    if (supertype == NULL) {
+        goto error;
+    }
+    n = PyTuple_GET_SIZE(d->simple_types);
+    planes = PyTuple_New(n);
+    if (planes == NULL) {
+        goto error;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *ref = sw_structure_ref(
+            (sw_descriptor *)PyTuple_GET_ITEM(d->simple_types, i));
+        if (ref == NULL) {
+            goto error;
+        }
+        PyTuple_SET_ITEM(planes, i, ref);
+    }
+    n = PyTuple_GET_SIZE(d->rules);
+    rules = PyTuple_New(n);
+    if (rules == NULL) {
+        goto error;
+    }
+    for (i = 0; i < n; i++) {
+        sw_rule *rule = (sw_rule *)PyTuple_GET_ITEM(d->rules, i);
+        PyTuple_SET_ITEM(rules, i, Py_NewRef(rule->structure));
+    }
+    return Py_BuildValue("(s(sN)(sN)(sN))", "CompoundDType",
+                         "supertype", supertype, "simple_types", planes,
+                         "representation_rules", rules);
+
+error:
+    Py_XDECREF(supertype);
+    Py_XDECREF(planes);
+    Py_XDECREF(rules);
+    return NULL;
+}
+
+static PyObject *
+sw_compound_get_simple_types(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(d->simple_types);
+}
+
+static PyObject *
+sw_compound_get_num_carriers(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    return PyLong_FromSsize_t(PyTuple_GET_SIZE(d->simple_types));
+}
+
+static PyObject *
+sw_compound_get_rules(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(d->rules);
+}
+
+static PyMethodDef sw_compound_init_def = {
+    "__init__", SW_CFUNC(sw_compound_init), METH_VARARGS | METH_KEYWORDS,
+    PyDoc_STR("__init__($self, name, *, supertype=None, simple_types, "
+              "representation_rules=())\n--\n\n"
+              "Initialize the compound base of a concrete subclass.\n\n"
+              "simple_types is a non-empty iterable of registered SimpleDType "
+              "planes (plane i is stored by a carrier whose storage dtype is "
+              "exactly simple_types[i]); representation_rules is an iterable "
+              "of RepresentationRule objects.  Both are copied."),
+};
+
+static PyGetSetDef sw_compound_getset[] = {
+    {"simple_types", sw_compound_get_simple_types, NULL,
+     PyDoc_STR("The ordered planes: a tuple of SimpleDType."), NULL},
+    {"num_carriers", sw_compound_get_num_carriers, NULL,
+     PyDoc_STR("The number of planes (len(simple_types))."), NULL},
+    {"representation_rules", sw_compound_get_rules, NULL,
+     PyDoc_STR("The representation rules: a tuple of RepresentationRule."),
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+int
+sw_compound_fill_namespace(sw_state *st, PyObject *ns)
+{
+    PyObject *obj;
+    PyGetSetDef *def;
+
+    obj = PyDescr_NewMethod(st->base_type, &sw_compound_init_def);
+    if (obj == NULL || PyDict_SetItemString(ns, "__init__", obj) < 0) {
+        Py_XDECREF(obj);
+        return -1;
+    }
+    Py_DECREF(obj);
+    for (def = sw_compound_getset; def->name != NULL; def++) {
+        obj = PyDescr_NewGetSet(st->base_type, def);
+        if (obj == NULL || PyDict_SetItemString(ns, def->name, obj) < 0) {
+            Py_XDECREF(obj);
+            return -1;
+        }
+        Py_DECREF(obj);
+    }
+    obj = PyUnicode_FromString(
+        "CompoundDType(name, *, supertype=None, simple_types, "
+        "representation_rules=())\n\n"
+        "Abstract base of compound dtypes: a logical value stored in several "
+        "simple-dtype planes, constrained by representation rules.  "
+        "Subclass it with abstract=False and call super().__init__(...).  "
+        "A compound dtype is never itself a homogeneous storage dtype.");
+    if (obj == NULL || PyDict_SetItemString(ns, "__doc__", obj) < 0) {
+        Py_XDECREF(obj);
+        return -1;
+    }
+    Py_DECREF(obj);
+    return 0;
+}

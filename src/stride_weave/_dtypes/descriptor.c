@@ -1,0 +1,891 @@
+/* descriptor.c: the descriptor instance, whatever its kind.
+ *
+ * Owns the C layout every descriptor shares (_DescriptorBase), its
+ * lifecycle (building -> finished or rejected), sealing, identity
+ * (hash/==/copy/pickle), the accessors common to all kinds (name, value,
+ * supertype, supertypes(), is_subtype_of(), is_*(), structure()), the
+ * registry classmethods (from_name, registered), and finalization: the last
+ * step of the construction transaction, run by the metaclass after the
+ * most-derived __init__.  The kind-specific __init__ methods and contracts
+ * live in category.c, simple.c and compound.c and use the helpers here.
+ */
+#include "sw_internal.h"
+
+#include <structmember.h>
+
+static sw_state *
+sw_descriptor_state(PyObject *self)
+{
+    /* Every descriptor's type was made by the metaclass (meta.c). */
+    return ((sw_type *)Py_TYPE(self))->state;
+}
+
+static const char *
+sw_type_short_name(PyObject *obj)
+{
+    return _PyType_Name(Py_TYPE(obj));
+}
+
+/* ---- lifecycle checks ------------------------------------------------------ */
+
+/* 0 if `d` may be read (finished, or building after its kind's __init__),
+ * else -1 with ValueError: a rejected or uninitialized descriptor is not
+ * usable, even if user code kept a reference to it. */
+int
+sw_descriptor_check_usable(sw_descriptor *d)
+{
+    if (d->build_state == SW_REJECTED) {
+        PyErr_Format(PyExc_ValueError,
+                     "descriptor %R was rejected during construction and is "
+                     "not usable", d->name ? d->name : Py_None);
+        return -1;
+    }
+    if (!d->initialized) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s object is not initialized: its __init__ has not "
+                     "called the model's __init__ yet",
+                     sw_type_short_name((PyObject *)d));
+        return -1;
+    }
+    return 0;
+}
+
+static int
+sw_descriptor_check_finished(sw_descriptor *d, const char *what)
+{
+    if (sw_descriptor_check_usable(d) < 0) {
+        return -1;
+    }
+    if (d->build_state != SW_FINISHED) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: descriptor %R is still under construction",
+                     what, d->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Called first by every kind's __init__: refuses a second initialization
+ * and a kind mismatch (SimpleDType.__init__ on a category, say). */
+int
+sw_descriptor_begin_init(sw_descriptor *d, sw_kind kind, const char *funcname)
+{
+    if (d->build_state == SW_FINISHED) {
+        PyErr_Format(PyExc_AttributeError,
+                     "%s: descriptor %R is immutable and cannot be "
+                     "initialized again", funcname, d->name);
+        return -1;
+    }
+    if (d->build_state != SW_BUILDING) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: %s object is not under construction", funcname,
+                     sw_type_short_name((PyObject *)d));
+        return -1;
+    }
+    if (d->kind != kind) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: expected self to be an instance of the class that "
+                     "defines it, got a %s", funcname,
+                     sw_type_short_name((PyObject *)d));
+        return -1;
+    }
+    if (d->initialized) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: the descriptor %R is already initialized; call the "
+                     "model's __init__ once", funcname, d->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- argument helpers for the kinds' __init__ ------------------------------ */
+
+/* Refuse keywords outside `allowed` with the message Python gives functions
+ * ("got an unexpected keyword argument"). */
+int
+sw_check_kwargs(PyObject *kwds, const char *const *allowed,
+                const char *funcname)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+
+    if (kwds == NULL) {
+        return 0;
+    }
+    while (PyDict_Next(kwds, &pos, &key, &value)) {
+        const char *const *p;
+        int known = 0;
+
+        if (!PyUnicode_Check(key)) {
+            PyErr_Format(PyExc_TypeError, "%s: keywords must be strings",
+                         funcname);
+            return -1;
+        }
+        for (p = allowed; *p != NULL; p++) {
+            if (PyUnicode_CompareWithASCIIString(key, *p) == 0) {
+                known = 1;
+                break;
+            }
+        }
+        if (!known) {
+            if (PyUnicode_CompareWithASCIIString(key, "opaque_storage") == 0) {
+                PyErr_Format(PyExc_TypeError,
+                             "%s got an unexpected keyword argument "
+                             "'opaque_storage' (the opaque-storage "
+                             "disposition was removed: categories describe "
+                             "hierarchy relationships only)", funcname);
+            }
+            else {
+                PyErr_Format(PyExc_TypeError,
+                             "%s got an unexpected keyword argument '%U'",
+                             funcname, key);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Validate a registered-name argument and return it as an exact str (a new
+ * reference).  A str subclass is copied without running any of its
+ * methods. */
+PyObject *
+sw_normalize_name(PyObject *name, const char *funcname)
+{
+    PyObject *exact;
+
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: name must be a non-empty str, got %s",
+                     funcname, Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    if (PyUnicode_GET_LENGTH(name) == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: name must be a non-empty str, got ''", funcname);
+        return NULL;
+    }
+    exact = PyUnicode_CheckExact(name) ? Py_NewRef(name)
+                                       : PyUnicode_FromObject(name);
+    if (exact == NULL) {
+        return NULL;
+    }
+    PyUnicode_InternInPlace(&exact);
+    return exact;
+}
+
+/* A referenced descriptor must be finished and be the identity registered
+ * under its name: else ValueError.  The caller checked its kind. */
+int
+sw_check_reference(sw_state *st, PyObject *ref, const char *argname,
+                   const char *funcname)
+{
+    sw_descriptor *r = (sw_descriptor *)ref;
+    const char *problem;
+    int canonical;
+
+    if (r->build_state == SW_FINISHED) {
+        canonical = sw_registry_is_canonical(&st->registry, r);
+        if (canonical < 0) {
+            return -1;
+        }
+        if (canonical) {
+            return 0;
+        }
+        problem = "not the identity registered under its name";
+    }
+    else if (r->build_state == SW_REJECTED) {
+        problem = "was rejected during construction";
+    }
+    else {
+        problem = "is unfinished (still under construction)";
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "%s: %s must be a finished, registered descriptor; "
+                 "%s %R %s", funcname, argname,
+                 sw_type_short_name(ref), r->name ? r->name : Py_None,
+                 problem);
+    return -1;
+}
+
+/* supertype: a registered DTypeCategory (or None when allowed). */
+int
+sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
+                   const char *funcname)
+{
+    if (supertype == Py_None && allow_none) {
+        return 0;
+    }
+    if (!PyObject_TypeCheck(supertype, st->category_type)) {
+        if (PyObject_TypeCheck(supertype, st->base_type)) {
+            /* A descriptor of another kind: its repr is ours, safe to call. */
+            PyErr_Format(PyExc_TypeError,
+                         "%s: supertype must be a DTypeCategory%s, got %R",
+                         funcname, allow_none ? " or None" : "", supertype);
+        }
+        else {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: supertype must be a DTypeCategory%s, got %s",
+                         funcname, allow_none ? " or None" : "",
+                         Py_TYPE(supertype)->tp_name);
+        }
+        return -1;
+    }
+    return sw_check_reference(st, supertype, "supertype", funcname);
+}
+
+/* Set the fields every kind has: name (exact str), supertype and the
+ * supertypes() chain.  Also refuses an already registered name early, so
+ * user code after super().__init__ does not run for a doomed descriptor
+ * (the registration itself checks again, atomically). */
+int
+sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
+                         PyObject *supertype)
+{
+    PyObject *chain;
+    Py_ssize_t n = 0, i;
+    sw_descriptor *s;
+    int taken;
+
+    taken = sw_registry_contains(&st->registry, name);
+    if (taken < 0) {
+        return -1;
+    }
+    if (taken) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: name %R is already registered", _PyType_Name(Py_TYPE(d)),
+                     name);
+        return -1;
+    }
+    if (supertype == Py_None) {
+        supertype = NULL;
+    }
+    for (s = (sw_descriptor *)supertype; s != NULL;
+         s = (sw_descriptor *)s->supertype) {
+        n++;
+    }
+    chain = PyTuple_New(n);
+    if (chain == NULL) {
+        return -1;
+    }
+    for (i = 0, s = (sw_descriptor *)supertype; s != NULL;
+         s = (sw_descriptor *)s->supertype, i++) {
+        PyTuple_SET_ITEM(chain, i, Py_NewRef((PyObject *)s));
+    }
+    Py_XSETREF(d->name, Py_NewRef(name));
+    Py_XSETREF(d->supertype, Py_XNewRef(supertype));
+    Py_XSETREF(d->supertypes, chain);
+    return 0;
+}
+
+/* ---- finalization: the end of the construction transaction --------------- */
+
+int
+sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
+{
+    PyObject *contract = NULL, *ext = NULL, *encoded = NULL;
+    PyObject *field = NULL, *structure = NULL;
+    Py_ssize_t i, n;
+    int status;
+
+    if (!d->initialized) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s.__init__ did not initialize the descriptor: it must "
+                     "call super().__init__(...) with the model's arguments; "
+                     "nothing was registered", _PyType_Name(Py_TYPE(d)));
+        return -1;
+    }
+    switch (d->kind) {
+    case SW_KIND_CATEGORY:
+        contract = sw_category_contract(st, d);
+        break;
+    case SW_KIND_SIMPLE:
+        contract = sw_simple_contract(st, d);
+        break;
+    case SW_KIND_COMPOUND:
+        contract = sw_compound_contract(st, d);
+        break;
+    default:
+        PyErr_SetString(PyExc_SystemError, "descriptor without a kind");
+        return -1;
+    }
+    if (contract == NULL) {
+        return -1;
+    }
+    /* structure_extension() runs exactly once, outside any lock. */
+    ext = PyObject_CallMethodNoArgs((PyObject *)d, st->str_structure_extension);
+    if (ext == NULL) {
+        goto error;
+    }
+    encoded = sw_structure_encode_extension(st, ext, (PyObject *)d);
+    if (encoded == NULL) {
+        goto error;
+    }
+    field = sw_structure_field("extension", encoded);
+    if (field == NULL) {
+        goto error;
+    }
+    n = PyTuple_GET_SIZE(contract);
+    structure = PyTuple_New(n + 1);
+    if (structure == NULL) {
+        goto error;
+    }
+    for (i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(structure, i, Py_NewRef(PyTuple_GET_ITEM(contract, i)));
+    }
+    PyTuple_SET_ITEM(structure, n, Py_NewRef(field));
+    Py_XSETREF(d->structure, structure);
+    structure = NULL;
+
+    status = sw_registry_publish(&st->registry, d);
+    if (status < 0) {
+        goto error;
+    }
+    if (status == 1) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: name %R is already registered",
+                     _PyType_Name(Py_TYPE(d)), d->name);
+        goto error;
+    }
+    Py_DECREF(contract);
+    Py_DECREF(ext);
+    Py_DECREF(encoded);
+    Py_DECREF(field);
+    return 0;
+
+error:
+    Py_XDECREF(contract);
+    Py_XDECREF(ext);
+    Py_XDECREF(encoded);
+    Py_XDECREF(field);
+    Py_XDECREF(structure);
+    return -1;
+}
+
+/* ---- type slots -------------------------------------------------------------- */
+
+static PyObject *
+sw_base_new(PyTypeObject *type, PyObject *Py_UNUSED(args),
+            PyObject *Py_UNUSED(kwds))
+{
+    PyErr_Format(PyExc_TypeError,
+                 "%s.__new__() cannot create descriptors; call the class "
+                 "itself, which constructs, validates and registers",
+                 type->tp_name);
+    return NULL;
+}
+
+static int
+sw_base_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(d->name);
+    Py_VISIT(d->supertype);
+    Py_VISIT(d->supertypes);
+    Py_VISIT(d->bits);
+    Py_VISIT(d->simple_types);
+    Py_VISIT(d->rules);
+    Py_VISIT(d->structure);
+    return 0;
+}
+
+static int
+sw_base_clear(PyObject *self)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    Py_CLEAR(d->name);
+    Py_CLEAR(d->supertype);
+    Py_CLEAR(d->supertypes);
+    Py_CLEAR(d->bits);
+    Py_CLEAR(d->simple_types);
+    Py_CLEAR(d->rules);
+    Py_CLEAR(d->structure);
+    return 0;
+}
+
+static void
+sw_base_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    PyObject_GC_UnTrack(self);
+    if (d->weakreflist != NULL) {
+        PyObject_ClearWeakRefs(self);
+    }
+    (void)sw_base_clear(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+/* Sealed descriptors refuse every assignment and deletion.  While the
+ * most-derived __init__ runs, user fields may be set, model-owned names
+ * never (the model's own fields are C struct members). */
+static int
+sw_base_setattro(PyObject *self, PyObject *name, PyObject *value)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+    sw_state *st;
+    int owned;
+
+    if (d->build_state != SW_BUILDING) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s attribute %R of %R: descriptors are immutable",
+                     value ? "set" : "delete", name, self);
+        return -1;
+    }
+    st = sw_descriptor_state(self);
+    if (sw_state_check(st) < 0) {
+        return -1;
+    }
+    if (PyUnicode_CheckExact(name)) {
+        owned = PySet_Contains(st->owned_names, name);
+    }
+    else if (PyUnicode_Check(name)) {
+        PyObject *exact = PyUnicode_FromObject(name);
+        if (exact == NULL) {
+            return -1;
+        }
+        owned = PySet_Contains(st->owned_names, exact);
+        Py_DECREF(exact);
+    }
+    else {
+        owned = 0;   /* the generic path reports the bad name type */
+    }
+    if (owned < 0) {
+        return -1;
+    }
+    if (owned) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s %R on a descriptor: it is owned by the "
+                     "descriptor model", value ? "set" : "delete", name);
+        return -1;
+    }
+    return PyObject_GenericSetAttr(self, name, value);
+}
+
+PyObject *
+sw_descriptor_repr(PyObject *self)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+    const char *cls = sw_type_short_name(self);
+
+    if (d->name == NULL) {
+        return PyUnicode_FromFormat("<uninitialized %s>", cls);
+    }
+    switch (d->build_state) {
+    case SW_FINISHED:
+        return PyUnicode_FromFormat("%s(%R)", cls, d->name);
+    case SW_REJECTED:
+        return PyUnicode_FromFormat("<rejected %s(%R)>", cls, d->name);
+    default:
+        return PyUnicode_FromFormat("<unfinished %s(%R)>", cls, d->name);
+    }
+}
+
+/* ---- the instance __dict__ of user subclasses ---------------------------------- */
+
+/* type() gives a subclass without __slots__ a __dict__ attribute; the
+ * metaclasses replace it with this one so that vars() of a sealed object
+ * (descriptor or rule) is a read-only view.  The closure is the offset of
+ * the object's build_state field in its C layout. */
+static int
+sw_instance_building(PyObject *self, void *closure)
+{
+    return *(int *)((char *)self + (Py_ssize_t)closure) == SW_BUILDING;
+}
+
+static PyObject *
+sw_instance_dict_get(PyObject *self, void *closure)
+{
+    PyObject *dict = PyObject_GenericGetDict(self, NULL);
+    PyObject *proxy;
+
+    if (dict == NULL || sw_instance_building(self, closure)) {
+        return dict;
+    }
+    proxy = PyDictProxy_New(dict);
+    Py_DECREF(dict);
+    return proxy;
+}
+
+static int
+sw_instance_dict_set(PyObject *self, PyObject *value, void *closure)
+{
+    if (!sw_instance_building(self, closure)) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s __dict__ of a %s: it is immutable once "
+                     "constructed", value ? "set" : "delete",
+                     Py_TYPE(self)->tp_name);
+        return -1;
+    }
+    if (value == NULL) {
+        PyErr_SetString(PyExc_TypeError, "cannot delete __dict__");
+        return -1;
+    }
+    return PyObject_GenericSetDict(self, value, NULL);
+}
+
+static PyGetSetDef sw_instance_dict_defs[2] = {
+    {"__dict__", sw_instance_dict_get, sw_instance_dict_set,
+     PyDoc_STR("The object's own attributes (read-only once sealed)."),
+     (void *)offsetof(sw_descriptor, build_state)},
+    {"__dict__", sw_instance_dict_get, sw_instance_dict_set,
+     PyDoc_STR("The object's own attributes (read-only once sealed)."),
+     (void *)offsetof(sw_rule, build_state)},
+};
+
+/* Swap the __dict__ attribute type() put on a new class, if any. */
+int
+sw_replace_instance_dict(PyTypeObject *cls, int for_rules)
+{
+    PyObject *getset;
+    int status;
+
+    if (PyDict_GetItemString(cls->tp_dict, "__dict__") == NULL) {
+        return 0;
+    }
+    getset = PyDescr_NewGetSet(cls, &sw_instance_dict_defs[for_rules ? 1 : 0]);
+    if (getset == NULL) {
+        return -1;
+    }
+    status = PyDict_SetItemString(cls->tp_dict, "__dict__", getset);
+    Py_DECREF(getset);
+    PyType_Modified(cls);
+    return status;
+}
+
+/* ---- accessors ------------------------------------------------------------------ */
+
+static PyObject *
+sw_get_name(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(d->name);
+}
+
+static PyObject *
+sw_get_supertype(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(d->supertype ? d->supertype : Py_None);
+}
+
+static PyObject *
+sw_supertypes(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(d->supertypes);
+}
+
+static PyObject *
+sw_is_subtype_of(PyObject *self, PyObject *other)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+    sw_state *st = sw_descriptor_state(self);
+    Py_ssize_t i;
+
+    if (sw_state_check(st) < 0) {
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(other, st->base_type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "is_subtype_of: other must be a DType, got %s",
+                     Py_TYPE(other)->tp_name);
+        return NULL;
+    }
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    if (other == self) {
+        Py_RETURN_TRUE;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(d->supertypes); i++) {
+        if (PyTuple_GET_ITEM(d->supertypes, i) == other) {
+            Py_RETURN_TRUE;
+        }
+    }
+    Py_RETURN_FALSE;
+}
+
+static PyObject *
+sw_kind_is(PyObject *self, sw_kind kind)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    return PyBool_FromLong(d->kind == kind);
+}
+
+static PyObject *
+sw_is_category(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return sw_kind_is(self, SW_KIND_CATEGORY);
+}
+
+static PyObject *
+sw_is_simple(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return sw_kind_is(self, SW_KIND_SIMPLE);
+}
+
+static PyObject *
+sw_is_compound(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return sw_kind_is(self, SW_KIND_COMPOUND);
+}
+
+static PyObject *
+sw_structure(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_finished(d, "structure()") < 0) {
+        return NULL;
+    }
+    return Py_NewRef(d->structure);
+}
+
+static PyObject *
+sw_structure_extension(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
+{
+    return PyTuple_New(0);   /* the shared empty tuple */
+}
+
+static PyObject *
+sw_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+    sw_state *st = sw_descriptor_state(self);
+
+    if (sw_state_check(st) < 0
+        || sw_descriptor_check_finished(d, "pickling") < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("O(OO)", st->reconstruct, d->name, d->structure);
+}
+
+static PyObject *
+sw_reduce_ex(PyObject *self, PyObject *Py_UNUSED(protocol))
+{
+    return sw_reduce(self, NULL);
+}
+
+static PyObject *
+sw_copy(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return Py_NewRef(self);
+}
+
+static PyObject *
+sw_deepcopy(PyObject *self, PyObject *Py_UNUSED(memo))
+{
+    return Py_NewRef(self);
+}
+
+/* ---- registry classmethods --------------------------------------------------------- */
+
+static PyObject *
+sw_from_name(PyObject *cls, PyObject *name)
+{
+    sw_state *st = sw_state_from_class((PyTypeObject *)cls);
+    PyObject *exact, *found;
+
+    if (st == NULL || sw_state_check(st) < 0) {
+        return NULL;
+    }
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s.from_name: name must be a str, got %s",
+                     ((PyTypeObject *)cls)->tp_name, Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    exact = PyUnicode_CheckExact(name) ? Py_NewRef(name)
+                                       : PyUnicode_FromObject(name);
+    if (exact == NULL) {
+        return NULL;
+    }
+    found = sw_registry_lookup(&st->registry, exact);
+    if (found == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_LookupError,
+                         "no descriptor is registered under the name %R",
+                         exact);
+        }
+        Py_DECREF(exact);
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(found, (PyTypeObject *)cls)) {
+        PyErr_Format(PyExc_LookupError,
+                     "%s.from_name(%R): the name is registered to %R, which "
+                     "is not a %s", _PyType_Name((PyTypeObject *)cls), exact,
+                     found, _PyType_Name((PyTypeObject *)cls));
+        Py_DECREF(found);
+        Py_DECREF(exact);
+        return NULL;
+    }
+    Py_DECREF(exact);
+    return found;
+}
+
+static PyObject *
+sw_registered(PyObject *cls, PyObject *Py_UNUSED(ignored))
+{
+    sw_state *st = sw_state_from_class((PyTypeObject *)cls);
+
+    if (st == NULL) {
+        return NULL;
+    }
+    return sw_registry_snapshot(&st->registry, (PyTypeObject *)cls);
+}
+
+/* The model takes one class keyword, `abstract` (consumed by the
+ * metaclass); any other that reaches here is refused by name. */
+static PyObject *
+sw_init_subclass(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) != 0) {
+        PyErr_SetString(PyExc_TypeError,
+                        "__init_subclass__() takes no positional arguments");
+        return NULL;
+    }
+    if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+
+        PyDict_Next(kwds, &pos, &key, &value);
+        PyErr_Format(PyExc_TypeError,
+                     "class %s: unexpected class keyword %R (the descriptor "
+                     "model takes only 'abstract')",
+                     ((PyTypeObject *)cls)->tp_name, key);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* ---- the type ------------------------------------------------------------------------ */
+
+static PyGetSetDef sw_base_getset[] = {
+    {"name", sw_get_name, NULL,
+     PyDoc_STR("The registered name of this descriptor (an exact str)."), NULL},
+    {"value", sw_get_name, NULL,
+     PyDoc_STR("Compatibility alias of name: the registered name."), NULL},
+    {"supertype", sw_get_supertype, NULL,
+     PyDoc_STR("The immediately enclosing category, or None."), NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef sw_base_methods[] = {
+    {"supertypes", sw_supertypes, METH_NOARGS,
+     PyDoc_STR("supertypes($self, /)\n--\n\n"
+               "Return every enclosing category, nearest first, as a tuple.")},
+    {"is_subtype_of", sw_is_subtype_of, METH_O,
+     PyDoc_STR("is_subtype_of($self, other, /)\n--\n\n"
+               "Return True if this descriptor is other or reaches it through "
+               "its category chain.\n\nRaises TypeError when other is not a "
+               "DType.")},
+    {"is_category", sw_is_category, METH_NOARGS,
+     PyDoc_STR("is_category($self, /)\n--\n\n"
+               "Return True for a DTypeCategory.")},
+    {"is_simple", sw_is_simple, METH_NOARGS,
+     PyDoc_STR("is_simple($self, /)\n--\n\n"
+               "Return True for a SimpleDType (one fixed-width encoding).")},
+    {"is_compound", sw_is_compound, METH_NOARGS,
+     PyDoc_STR("is_compound($self, /)\n--\n\n"
+               "Return True for a CompoundDType (stored in several planes).")},
+    {"structure", sw_structure, METH_NOARGS,
+     PyDoc_STR("structure($self, /)\n--\n\n"
+               "Return the immutable canonical structure recorded when this "
+               "descriptor was registered.\n\nIt is a nested tuple of exact "
+               "str leaves; see docs/structure.md for the format.")},
+    {"structure_extension", sw_structure_extension, METH_NOARGS,
+     PyDoc_STR("structure_extension($self, /)\n--\n\n"
+               "Return extra representation-defining values (default ()).\n\n"
+               "Override in an extension subclass to return a tuple of exact "
+               "str, int, float, bool, None, Whole and nested tuples of "
+               "those.  Called exactly once, at registration; the result is "
+               "part of structure() and of pickle compatibility.")},
+    {"__reduce__", sw_reduce, METH_NOARGS,
+     PyDoc_STR("__reduce__($self, /)\n--\n\n"
+               "Pickle as (name, structure); loading returns the receiving "
+               "process's registered identity.")},
+    {"__reduce_ex__", sw_reduce_ex, METH_O,
+     PyDoc_STR("__reduce_ex__($self, protocol, /)\n--\n\n"
+               "Same as __reduce__() for every protocol.")},
+    {"__copy__", sw_copy, METH_NOARGS,
+     PyDoc_STR("__copy__($self, /)\n--\n\nReturn self: descriptors are "
+               "identities.")},
+    {"__deepcopy__", sw_deepcopy, METH_O,
+     PyDoc_STR("__deepcopy__($self, memo, /)\n--\n\nReturn self: "
+               "descriptors are identities.")},
+    {"from_name", sw_from_name, METH_O | METH_CLASS,
+     PyDoc_STR("from_name($cls, name, /)\n--\n\n"
+               "Return the descriptor registered under name.\n\n"
+               "Called on a subclass, the descriptor must also be an "
+               "instance of it.  Raises TypeError for a non-str name and "
+               "LookupError for an unknown name or a kind mismatch.")},
+    {"registered", sw_registered, METH_NOARGS | METH_CLASS,
+     PyDoc_STR("registered($cls, /)\n--\n\n"
+               "Return an immutable tuple snapshot of the registered "
+               "descriptors that are instances of this class, in "
+               "registration order.")},
+    {"__init_subclass__", SW_CFUNC(sw_init_subclass),
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     PyDoc_STR("__init_subclass__($cls, /)\n--\n\n"
+               "Refuse class keywords other than the metaclass's "
+               "'abstract'.")},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef sw_base_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(sw_descriptor, weakreflist),
+     READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot sw_base_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "The C layout shared by every descriptor; not used directly.")},
+    {Py_tp_new, sw_base_new},
+    {Py_tp_dealloc, sw_base_dealloc},
+    {Py_tp_traverse, sw_base_traverse},
+    {Py_tp_clear, sw_base_clear},
+    {Py_tp_setattro, sw_base_setattro},
+    {Py_tp_repr, sw_descriptor_repr},
+    {Py_tp_getset, sw_base_getset},
+    {Py_tp_methods, sw_base_methods},
+    {Py_tp_members, sw_base_members},
+    {0, NULL},
+};
+
+static PyType_Spec sw_base_spec = {
+    .name = "stride_weave._dtypes._DescriptorBase",
+    .basicsize = sizeof(sw_descriptor),
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC
+             | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = sw_base_slots,
+};
+
+PyObject *
+sw_base_create_type(PyObject *module)
+{
+    return PyType_FromModuleAndSpec(module, &sw_base_spec, NULL);
+}

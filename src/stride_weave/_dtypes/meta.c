@@ -1,0 +1,476 @@
+/* meta.c: DTypeMeta, the metaclass of every descriptor class.
+ *
+ * Owns class creation (the `abstract` keyword, the descriptor kind a class
+ * inherits, refusing classes that shadow model-owned members), class
+ * attribute protection (model classes are frozen; owned members cannot be
+ * reassigned anywhere), and instance construction as a transaction:
+ * allocate, run the most-derived __init__, finalize (validate, record the
+ * structure, register, seal), or reject without registering anything.
+ *
+ * The metaclass is built from a spec with `type` as its base; the model's
+ * classes (DType, DTypeCategory, ...) and user subclasses are made by
+ * calling it, as a class statement does (see docs on why in
+ * ../../../docs/design.md and the notes on 3.11's missing
+ * PyType_FromMetaclass).
+ */
+#include "sw_internal.h"
+
+#include <structmember.h>
+
+static void sw_meta_dealloc(PyObject *self);
+
+int
+sw_is_descriptor_class(PyTypeObject *tp)
+{
+    /* The slot function is unique to DTypeMeta in every interpreter. */
+    return Py_TYPE(tp)->tp_dealloc == sw_meta_dealloc;
+}
+
+/* ---- class keywords and owned members (shared with rule.c) --------------- */
+
+/* Pop the boolean class keyword `keyword` from kwds.  *value keeps its
+ * default when absent; *rest is a new dict of the other keywords or NULL. */
+int
+sw_parse_class_keywords(PyObject *kwds, const char *keyword, int *value,
+                        PyObject **rest)
+{
+    PyObject *flag;
+
+    *rest = NULL;
+    if (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) {
+        return 0;
+    }
+    *rest = PyDict_Copy(kwds);
+    if (*rest == NULL) {
+        return -1;
+    }
+    if (keyword == NULL) {
+        return 0;
+    }
+    flag = PyDict_GetItemString(*rest, keyword);   /* borrowed */
+    if (flag == NULL) {
+        return 0;
+    }
+    if (!PyBool_Check(flag)) {
+        PyErr_Format(PyExc_TypeError,
+                     "class keyword '%s' must be a bool, got %s", keyword,
+                     Py_TYPE(flag)->tp_name);
+        Py_CLEAR(*rest);
+        return -1;
+    }
+    *value = (flag == Py_True);
+    if (PyDict_DelItemString(*rest, keyword) < 0) {
+        Py_CLEAR(*rest);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+sw_check_names(PyObject *owned, PyObject *names, const char *clsname,
+               PyObject *source)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+
+    while (PyDict_Next(names, &pos, &key, &value)) {
+        int hit;
+
+        if (!PyUnicode_CheckExact(key)) {
+            continue;   /* only attribute names can shadow */
+        }
+        hit = PySet_Contains(owned, key);
+        if (hit < 0) {
+            return -1;
+        }
+        if (hit) {
+            if (source == NULL) {
+                PyErr_Format(PyExc_TypeError,
+                             "class %s defines %R, which is owned by the "
+                             "descriptor model and cannot be overridden",
+                             clsname, key);
+            }
+            else {
+                PyErr_Format(PyExc_TypeError,
+                             "class %s inherits %R from %R, which shadows a "
+                             "member owned by the descriptor model",
+                             clsname, key, source);
+            }
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+sw_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
+{
+    PyObject *slots = PyDict_GetItemString(ns, "__slots__");   /* borrowed */
+    PyObject *seq, *check;
+    Py_ssize_t i;
+    int status = 0;
+
+    if (slots == NULL) {
+        return 0;
+    }
+    seq = PyUnicode_Check(slots) ? PyTuple_Pack(1, slots)
+                                 : PySequence_Tuple(slots);
+    if (seq == NULL) {
+        return -1;
+    }
+    check = PyDict_New();
+    if (check == NULL) {
+        Py_DECREF(seq);
+        return -1;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(seq) && status == 0; i++) {
+        PyObject *slot = PyTuple_GET_ITEM(seq, i);
+        if (PyUnicode_CheckExact(slot)) {
+            status = PyDict_SetItem(check, slot, Py_None);
+        }
+    }
+    if (status == 0) {
+        status = sw_check_names(owned, check, clsname, NULL);
+    }
+    Py_DECREF(check);
+    Py_DECREF(seq);
+    return status;
+}
+
+/* Refuse a class whose namespace, __slots__, or any foreign base (mixins
+ * and their whole MRO) defines an owned member.  Classes made by `meta`
+ * were checked when they were created, and `model_base` is the model's C
+ * layout, so both are skipped; so is `object`. */
+int
+sw_check_owned_members(PyObject *owned, PyTypeObject *model_base,
+                       PyTypeObject *meta, const char *clsname,
+                       PyObject *bases, PyObject *ns)
+{
+    Py_ssize_t i, j;
+
+    if (sw_check_names(owned, ns, clsname, NULL) < 0
+        || sw_check_slots(owned, ns, clsname) < 0) {
+        return -1;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+        PyObject *base = PyTuple_GET_ITEM(bases, i);
+        PyObject *mro;
+
+        if (!PyType_Check(base) || Py_TYPE(base) == meta) {
+            continue;   /* type.__new__ reports non-class bases */
+        }
+        mro = ((PyTypeObject *)base)->tp_mro;
+        if (mro == NULL) {
+            continue;
+        }
+        for (j = 0; j < PyTuple_GET_SIZE(mro); j++) {
+            PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(mro, j);
+            PyObject *dict;
+            if (k == &PyBaseObject_Type || k == model_base
+                || Py_TYPE(k) == meta) {
+                continue;
+            }
+            dict = k->tp_dict;
+            if (dict != NULL
+                && sw_check_names(owned, dict, clsname, (PyObject *)k) < 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- class creation ----------------------------------------------------------- */
+
+/* The kind a new class inherits from its descriptor bases; -1 on conflict. */
+static int
+sw_meta_inherited_kind(PyTypeObject *meta, PyObject *bases, const char *clsname,
+                       sw_kind *kind, int *has_descriptor_base)
+{
+    Py_ssize_t i;
+
+    *kind = SW_KIND_NONE;
+    *has_descriptor_base = 0;
+    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+        PyObject *base = PyTuple_GET_ITEM(bases, i);
+        sw_type *t;
+
+        if (Py_TYPE(base) != meta) {
+            continue;
+        }
+        *has_descriptor_base = 1;
+        t = (sw_type *)base;
+        if (t->kind == SW_KIND_NONE) {
+            continue;
+        }
+        if (*kind != SW_KIND_NONE && *kind != t->kind) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: a descriptor class can have only one "
+                         "kind (DTypeCategory, SimpleDType or CompoundDType); "
+                         "its bases mix several", clsname);
+            return -1;
+        }
+        *kind = t->kind;
+    }
+    return 0;
+}
+
+static PyObject *
+sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
+{
+    sw_state *st = PyType_GetModuleState(meta);
+    PyObject *name, *bases, *ns, *rest = NULL, *cls = NULL;
+    const char *clsname;
+    int abstract = 1, has_descriptor_base;
+    sw_kind kind;
+    sw_type *t;
+
+    if (sw_state_check(st) < 0) {
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "UO!O!:DTypeMeta", &name, &PyTuple_Type,
+                          &bases, &PyDict_Type, &ns)) {
+        return NULL;
+    }
+    clsname = PyUnicode_AsUTF8(name);
+    if (clsname == NULL) {
+        return NULL;
+    }
+    if (sw_parse_class_keywords(kwds, "abstract", &abstract, &rest) < 0) {
+        return NULL;
+    }
+    if (sw_meta_inherited_kind(meta, bases, clsname, &kind,
+                               &has_descriptor_base) < 0) {
+        goto error;
+    }
+    if (!st->installing) {
+        if (!has_descriptor_base) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: a class made by DTypeMeta must derive "
+                         "from DType", clsname);
+            goto error;
+        }
+        if (!abstract && kind == SW_KIND_NONE) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s cannot be concrete: a constructible "
+                         "descriptor must be a DTypeCategory, SimpleDType or "
+                         "CompoundDType subclass", clsname);
+            goto error;
+        }
+        if (sw_check_owned_members(st->owned_names, st->base_type, meta,
+                                   clsname, bases, ns) < 0) {
+            goto error;
+        }
+    }
+    cls = PyType_Type.tp_new(meta, args, rest);
+    if (cls == NULL) {
+        goto error;
+    }
+    Py_CLEAR(rest);
+    t = (sw_type *)cls;
+    t->state = st;
+    t->kind = kind;
+    t->abstract = abstract;
+    t->is_model = st->installing;
+    t->snapshot = NULL;
+    t->snapshot_version = 0;
+
+    /* A subclass without __slots__ got a __dict__ attribute from type();
+     * swap in one that shows sealed descriptors' dicts read-only. */
+    if (sw_replace_instance_dict((PyTypeObject *)cls, 0) < 0) {
+        Py_DECREF(cls);
+        return NULL;
+    }
+    return cls;
+
+error:
+    Py_XDECREF(rest);
+    return NULL;
+}
+
+static int
+sw_meta_init(PyObject *self, PyObject *args, PyObject *Py_UNUSED(kwds))
+{
+    /* Keywords were consumed by tp_new (and __init_subclass__). */
+    return PyType_Type.tp_init(self, args, NULL);
+}
+
+/* Create one of the model's own classes (DType, SimpleDType, ...). */
+PyObject *
+sw_meta_create_model_class(sw_state *st, const char *name, PyObject *bases,
+                           PyObject *ns, int abstract, sw_kind kind)
+{
+    PyObject *cls = NULL, *kwds = NULL, *callargs = NULL, *modname = NULL;
+
+    kwds = Py_BuildValue("{s:O}", "abstract", abstract ? Py_True : Py_False);
+    modname = PyUnicode_FromString("stride_weave._dtypes");
+    if (kwds == NULL || modname == NULL
+        || PyDict_SetItemString(ns, "__module__", modname) < 0) {
+        goto done;
+    }
+    callargs = Py_BuildValue("(sOO)", name, bases, ns);
+    if (callargs == NULL) {
+        goto done;
+    }
+    st->installing = 1;
+    cls = PyObject_Call((PyObject *)st->meta_type, callargs, kwds);
+    st->installing = 0;
+done:
+    Py_XDECREF(kwds);
+    Py_XDECREF(modname);
+    Py_XDECREF(callargs);
+    if (cls != NULL) {
+        ((sw_type *)cls)->kind = kind;
+    }
+    return cls;
+}
+
+/* ---- class attribute protection ----------------------------------------------- */
+
+static int
+sw_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
+{
+    sw_type *t = (sw_type *)self;
+    int owned;
+
+    if (sw_state_check(t->state) < 0) {
+        return -1;
+    }
+    if (t->is_model) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s attribute %R of %s: the descriptor model's "
+                     "classes are frozen (extensions are found through "
+                     "registered() and from_name())",
+                     value ? "set" : "delete", name,
+                     ((PyTypeObject *)self)->tp_name);
+        return -1;
+    }
+    if (!PyUnicode_Check(name)) {
+        return PyType_Type.tp_setattro(self, name, value);
+    }
+    if (PyUnicode_CompareWithASCIIString(name, "__bases__") == 0
+        || PyUnicode_CompareWithASCIIString(name, "__class__") == 0) {
+        owned = 1;
+    }
+    else if (PyUnicode_CheckExact(name)) {
+        owned = PySet_Contains(t->state->owned_names, name);
+    }
+    else {
+        PyObject *exact = PyUnicode_FromObject(name);
+        if (exact == NULL) {
+            return -1;
+        }
+        owned = PySet_Contains(t->state->owned_names, exact);
+        Py_DECREF(exact);
+    }
+    if (owned < 0) {
+        return -1;
+    }
+    if (owned) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s %R on class %s: it is owned by the "
+                     "descriptor model", value ? "set" : "delete", name,
+                     ((PyTypeObject *)self)->tp_name);
+        return -1;
+    }
+    return PyType_Type.tp_setattro(self, name, value);
+}
+
+/* ---- construction ---------------------------------------------------------------- */
+
+static PyObject *
+sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    sw_type *t = (sw_type *)cls;
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    sw_descriptor *d;
+    PyObject *obj;
+
+    if (sw_state_check(t->state) < 0) {
+        return NULL;
+    }
+    if (t->abstract) {
+        PyErr_Format(PyExc_TypeError,
+                     "cannot instantiate abstract descriptor class %s "
+                     "(declare it with abstract=False to make it concrete)",
+                     tp->tp_name);
+        return NULL;
+    }
+    obj = tp->tp_alloc(tp, 0);
+    if (obj == NULL) {
+        return NULL;
+    }
+    d = (sw_descriptor *)obj;
+    d->kind = t->kind;
+    d->build_state = SW_BUILDING;
+    if (tp->tp_init(obj, args, kwds) < 0
+        || sw_descriptor_finalize(t->state, d) < 0) {
+        /* Nothing was registered; a reference the __init__ leaked keeps a
+         * rejected, unusable object. */
+        d->build_state = SW_REJECTED;
+        Py_DECREF(obj);
+        return NULL;
+    }
+    return obj;
+}
+
+/* ---- the metaclass type ---------------------------------------------------------- */
+
+static int
+sw_meta_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((sw_type *)self)->snapshot);
+    return PyType_Type.tp_traverse(self, visit, arg);
+}
+
+static int
+sw_meta_clear(PyObject *self)
+{
+    Py_CLEAR(((sw_type *)self)->snapshot);
+    return PyType_Type.tp_clear(self);
+}
+
+static void
+sw_meta_dealloc(PyObject *self)
+{
+    PyTypeObject *meta = Py_TYPE(self);
+
+    Py_CLEAR(((sw_type *)self)->snapshot);
+    PyType_Type.tp_dealloc(self);
+    /* type's dealloc does not release a heap metaclass. */
+    Py_DECREF(meta);
+}
+
+static PyType_Slot sw_meta_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "DTypeMeta(name, bases, namespace, /, *, abstract=True)\n--\n\n"
+        "Metaclass of every descriptor class.\n\n"
+        "abstract (default True) keeps a class non-constructible; declare "
+        "abstract=False to make it concrete.  A class that defines or "
+        "inherits a model-owned member is refused with TypeError.  Calling "
+        "a concrete class constructs, validates, registers and seals a "
+        "descriptor as one transaction.")},
+    {Py_tp_new, sw_meta_new},
+    {Py_tp_init, sw_meta_init},
+    {Py_tp_call, sw_meta_call},
+    {Py_tp_setattro, sw_meta_setattro},
+    {Py_tp_traverse, sw_meta_traverse},
+    {Py_tp_clear, sw_meta_clear},
+    {Py_tp_dealloc, sw_meta_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec sw_meta_spec = {
+    .name = "stride_weave._dtypes.DTypeMeta",
+    .basicsize = sizeof(sw_type),
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = sw_meta_slots,
+};
+
+PyObject *
+sw_meta_create_type(PyObject *module)
+{
+    return PyType_FromModuleAndSpec(module, &sw_meta_spec,
+                                    (PyObject *)&PyType_Type);
+}

@@ -1,0 +1,429 @@
+/* module.c: the stride_weave._dtypes module.
+ *
+ * Owns module initialization (multi-phase, with module state), building the
+ * model's classes and the built-in descriptor graph, and keeping one graph
+ * per interpreter: the first module object is remembered in the
+ * interpreter's state dict, and a re-import (after removal from
+ * sys.modules) adopts its objects instead of building a second graph.
+ */
+#include "sw_internal.h"
+
+/* Versioned: a future incompatible layout gets its own graph key. */
+#define SW_INTERP_KEY "stride_weave._dtypes.graph.v1"
+
+static const char *const sw_owned_member_names[] = {
+    "name", "value", "supertype", "supertypes", "is_subtype_of",
+    "is_category", "is_simple", "is_compound", "structure", "from_name",
+    "registered", "bits", "simple_types", "num_carriers",
+    "representation_rules", "element", "levels", "num_axes",
+    "bits_per_element", "is_opaque_storage",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+    "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+    "__copy__", "__deepcopy__", "__getattribute__", "__getattr__",
+    "__setattr__", "__delattr__", "__new__", "__repr__", "__class__",
+    NULL,
+};
+
+static const char *const sw_rule_owned_member_names[] = {
+    "structure", "__setattr__", "__delattr__", "__getattribute__",
+    "__getattr__", "__copy__", "__deepcopy__", "__reduce__", "__reduce_ex__",
+    "__getstate__", "__setstate__", "__new__", "__class__",
+    NULL,
+};
+
+/* Built-in graph, in registration order. */
+typedef struct {
+    const char *name;
+    const char *supertype;   /* NULL: root category */
+    long bits;               /* 0: a category */
+} sw_builtin;
+
+static const sw_builtin sw_builtins[] = {
+    {"Any", NULL, 0},
+    {"Floating", "Any", 0},
+    {"Integer", "Any", 0},
+    {"Bool", "Any", 8},
+    {"Int32", "Integer", 32},
+    {"Int8", "Integer", 8},
+    {"Float32", "Floating", 32},
+    {"Float64", "Floating", 64},
+    {"E8M0", "Floating", 8},
+    {"E5M2", "Floating", 8},
+    {"E4M3", "Floating", 8},
+    {"E3M2", "Floating", 6},
+    {"E2M3", "Floating", 6},
+    {"E2M1", "Floating", 4},
+    {NULL, NULL, 0},
+};
+
+static sw_state *
+sw_get_state(PyObject *module)
+{
+    return (sw_state *)PyModule_GetState(module);
+}
+
+/* The state of the graph a class belongs to: descriptor and rule classes
+ * carry it; the C layout types find it through their module. */
+sw_state *
+sw_state_from_class(PyTypeObject *cls)
+{
+    PyObject *module;
+
+    if (sw_is_descriptor_class(cls) || sw_is_rule_class(cls)) {
+        return ((sw_type *)cls)->state;
+    }
+    module = PyType_GetModuleByDef(cls, &sw_module_def);   /* borrowed */
+    return module ? sw_get_state(module) : NULL;
+}
+
+/* 0 while the graph is alive; -1 with RuntimeError once the module state
+ * was cleared (late finalizers at interpreter shutdown can still call in). */
+int
+sw_state_check(sw_state *st)
+{
+    if (st == NULL || st->owned_names == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "the stride_weave descriptor graph was finalized");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+sw_frozenset_of(const char *const *names)
+{
+    PyObject *set = PySet_New(NULL), *frozen;
+    const char *const *p;
+
+    if (set == NULL) {
+        return NULL;
+    }
+    for (p = names; *p != NULL; p++) {
+        PyObject *s = PyUnicode_InternFromString(*p);
+        if (s == NULL || PySet_Add(set, s) < 0) {
+            Py_XDECREF(s);
+            Py_DECREF(set);
+            return NULL;
+        }
+        Py_DECREF(s);
+    }
+    frozen = PyFrozenSet_New(set);
+    Py_DECREF(set);
+    return frozen;
+}
+
+/* ---- building the model ---------------------------------------------------- */
+
+static PyTypeObject *
+sw_make_class(sw_state *st, const char *name, PyTypeObject *base,
+              int abstract, sw_kind kind,
+              int (*fill)(sw_state *, PyObject *), const char *doc)
+{
+    PyObject *bases = PyTuple_Pack(1, (PyObject *)base);
+    PyObject *ns = PyDict_New();
+    PyObject *cls = NULL;
+
+    if (bases == NULL || ns == NULL) {
+        goto done;
+    }
+    if (doc != NULL) {
+        PyObject *text = PyUnicode_FromString(doc);
+        if (text == NULL || PyDict_SetItemString(ns, "__doc__", text) < 0) {
+            Py_XDECREF(text);
+            goto done;
+        }
+        Py_DECREF(text);
+    }
+    if (fill != NULL && fill(st, ns) < 0) {
+        goto done;
+    }
+    /* No instance dict for the model's own descriptors; user subclasses
+     * without __slots__ still get one. */
+    if (PyDict_SetItemString(ns, "__slots__", st->empty_tuple) < 0) {
+        goto done;
+    }
+    cls = sw_meta_create_model_class(st, name, bases, ns, abstract, kind);
+done:
+    Py_XDECREF(bases);
+    Py_XDECREF(ns);
+    return (PyTypeObject *)cls;
+}
+
+static int
+sw_install_builtins(sw_state *st)
+{
+    const sw_builtin *b;
+    PyObject *dtype_dict = st->dtype_type->tp_dict;
+
+    for (b = sw_builtins; b->name != NULL; b++) {
+        PyObject *supertype = Py_None, *cls, *args, *kwargs, *obj = NULL;
+
+        if (b->supertype != NULL) {
+            supertype = PyDict_GetItemString(dtype_dict, b->supertype);
+            if (supertype == NULL) {
+                PyErr_Format(PyExc_SystemError, "built-in %s before %s",
+                             b->name, b->supertype);
+                return -1;
+            }
+        }
+        /* The real constructors: built-ins take the same path as users. */
+        if (b->bits == 0) {
+            cls = (PyObject *)st->category_type;
+            kwargs = Py_BuildValue("{s:O}", "supertype", supertype);
+        }
+        else {
+            cls = (PyObject *)st->simple_type;
+            kwargs = Py_BuildValue("{s:l,s:O}", "bits", b->bits,
+                                   "supertype", supertype);
+        }
+        args = Py_BuildValue("(s)", b->name);
+        if (args != NULL && kwargs != NULL) {
+            obj = PyObject_Call(cls, args, kwargs);
+        }
+        Py_XDECREF(args);
+        Py_XDECREF(kwargs);
+        if (obj == NULL) {
+            return -1;
+        }
+        /* DType's namespace is frozen to users; the model writes it here. */
+        if (PyDict_SetItemString(dtype_dict, b->name, obj) < 0) {
+            Py_DECREF(obj);
+            return -1;
+        }
+        Py_DECREF(obj);
+    }
+    PyType_Modified(st->dtype_type);
+    return 0;
+}
+
+static int
+sw_build_graph(PyObject *module, sw_state *st)
+{
+    st->empty_tuple = PyTuple_New(0);
+    st->str_structure_extension = PyUnicode_InternFromString("structure_extension");
+    st->owned_names = sw_frozenset_of(sw_owned_member_names);
+    st->rule_owned_names = sw_frozenset_of(sw_rule_owned_member_names);
+    if (st->empty_tuple == NULL || st->str_structure_extension == NULL
+        || st->owned_names == NULL || st->rule_owned_names == NULL) {
+        return -1;
+    }
+    if (sw_registry_init(&st->registry) < 0) {
+        return -1;
+    }
+    if (PyModule_AddFunctions(module, sw_pickle_methods) < 0) {
+        return -1;
+    }
+    st->reconstruct = PyObject_GetAttrString(module, "_reconstruct");
+    if (st->reconstruct == NULL) {
+        return -1;
+    }
+    st->meta_type = (PyTypeObject *)sw_meta_create_type(module);
+    if (st->meta_type == NULL) {
+        return -1;
+    }
+    st->base_type = (PyTypeObject *)sw_base_create_type(module);
+    if (st->base_type == NULL) {
+        return -1;
+    }
+    if (sw_whole_create(module, st) < 0 || sw_rule_create_types(module, st) < 0) {
+        return -1;
+    }
+    st->dtype_type = sw_make_class(
+        st, "DType", st->base_type, 1, SW_KIND_NONE, NULL,
+        "Abstract base of every dtype descriptor.\n\n"
+        "A descriptor is an immutable, registered singleton: the process-"
+        "local identity of one dtype category or representation, compared "
+        "by identity.  The built-ins are attributes of this class "
+        "(DType.Float32, DType.Floating, ...); extensions are reached "
+        "through DType.from_name() and DType.registered().");
+    if (st->dtype_type == NULL) {
+        return -1;
+    }
+    st->category_type = sw_make_class(st, "DTypeCategory", st->dtype_type, 0,
+                                      SW_KIND_CATEGORY,
+                                      sw_category_fill_namespace, NULL);
+    if (st->category_type == NULL) {
+        return -1;
+    }
+    st->simple_type = sw_make_class(st, "SimpleDType", st->dtype_type, 0,
+                                    SW_KIND_SIMPLE, sw_simple_fill_namespace,
+                                    NULL);
+    if (st->simple_type == NULL) {
+        return -1;
+    }
+    st->compound_type = sw_make_class(st, "CompoundDType", st->dtype_type, 1,
+                                      SW_KIND_COMPOUND,
+                                      sw_compound_fill_namespace, NULL);
+    if (st->compound_type == NULL) {
+        return -1;
+    }
+    return sw_install_builtins(st);
+}
+
+static int
+sw_export(PyObject *module, sw_state *st)
+{
+    struct { const char *name; PyObject *obj; } exports[] = {
+        {"DTypeMeta", (PyObject *)st->meta_type},
+        {"DType", (PyObject *)st->dtype_type},
+        {"DTypeCategory", (PyObject *)st->category_type},
+        {"SimpleDType", (PyObject *)st->simple_type},
+        {"CompoundDType", (PyObject *)st->compound_type},
+        {"RuleMeta", (PyObject *)st->rule_meta_type},
+        {"RepresentationRule", (PyObject *)st->rule_type},
+        {"WholeExtent", (PyObject *)st->whole_type},
+        {"Whole", st->whole},
+        {NULL, NULL},
+    };
+    int i;
+
+    for (i = 0; exports[i].name != NULL; i++) {
+        if (PyModule_AddObjectRef(module, exports[i].name, exports[i].obj) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A re-import: take every public object of the first module, so that
+ * identities (and the pickle entry point) stay the same. */
+static int
+sw_adopt(PyObject *module, PyObject *first)
+{
+    PyObject *dict = PyModule_GetDict(first);   /* borrowed */
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        const char *s;
+
+        if (!PyUnicode_Check(key)) {
+            continue;
+        }
+        s = PyUnicode_AsUTF8(key);
+        if (s == NULL) {
+            return -1;
+        }
+        if (s[0] == '_' && s[1] == '_') {
+            continue;   /* the new module keeps its own __name__, __spec__... */
+        }
+        if (PyModule_AddObjectRef(module, s, value) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+sw_exec(PyObject *module)
+{
+    sw_state *st = sw_get_state(module);
+    PyObject *interp_dict = PyInterpreterState_GetDict(PyInterpreterState_Get());
+    PyObject *first;
+
+    if (interp_dict == NULL) {
+        PyErr_SetString(PyExc_ImportError,
+                        "stride_weave._dtypes: no interpreter state dict");
+        return -1;
+    }
+    first = PyDict_GetItemString(interp_dict, SW_INTERP_KEY);   /* borrowed */
+    if (first != NULL) {
+        return sw_adopt(module, first);
+    }
+    if (sw_build_graph(module, st) < 0 || sw_export(module, st) < 0) {
+        return -1;
+    }
+    return PyDict_SetItemString(interp_dict, SW_INTERP_KEY, module);
+}
+
+static int
+sw_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    sw_state *st = sw_get_state(module);
+
+    if (st == NULL) {
+        return 0;
+    }
+    Py_VISIT(st->meta_type);
+    Py_VISIT(st->base_type);
+    Py_VISIT(st->dtype_type);
+    Py_VISIT(st->category_type);
+    Py_VISIT(st->simple_type);
+    Py_VISIT(st->compound_type);
+    Py_VISIT(st->rule_meta_type);
+    Py_VISIT(st->rule_base_type);
+    Py_VISIT(st->rule_type);
+    Py_VISIT(st->whole_type);
+    Py_VISIT(st->whole);
+    Py_VISIT(st->reconstruct);
+    Py_VISIT(st->owned_names);
+    Py_VISIT(st->rule_owned_names);
+    Py_VISIT(st->empty_tuple);
+    Py_VISIT(st->str_structure_extension);
+    return sw_registry_traverse(&st->registry, visit, arg);
+}
+
+static int
+sw_clear(PyObject *module)
+{
+    sw_state *st = sw_get_state(module);
+
+    if (st == NULL) {
+        return 0;
+    }
+    sw_registry_fini(&st->registry);
+    Py_CLEAR(st->dtype_type);
+    Py_CLEAR(st->category_type);
+    Py_CLEAR(st->simple_type);
+    Py_CLEAR(st->compound_type);
+    Py_CLEAR(st->rule_type);
+    Py_CLEAR(st->whole);
+    Py_CLEAR(st->reconstruct);
+    Py_CLEAR(st->owned_names);
+    Py_CLEAR(st->rule_owned_names);
+    Py_CLEAR(st->empty_tuple);
+    Py_CLEAR(st->str_structure_extension);
+    Py_CLEAR(st->whole_type);
+    Py_CLEAR(st->rule_base_type);
+    Py_CLEAR(st->rule_meta_type);
+    Py_CLEAR(st->base_type);
+    Py_CLEAR(st->meta_type);
+    return 0;
+}
+
+static void
+sw_free(void *module)
+{
+    (void)sw_clear((PyObject *)module);
+}
+
+static PyMethodDef sw_module_methods[] = {
+    {NULL, NULL, 0, NULL},   /* _reconstruct is added with the graph */
+};
+
+static PyModuleDef_Slot sw_module_slots[] = {
+    {Py_mod_exec, sw_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+PyModuleDef sw_module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "stride_weave._dtypes",
+    .m_doc = "The C core of stride_weave.dtypes: descriptor classes, the "
+             "name registry, canonical structures and pickling.",
+    .m_size = sizeof(sw_state),
+    .m_methods = sw_module_methods,
+    .m_slots = sw_module_slots,
+    .m_traverse = sw_traverse,
+    .m_clear = sw_clear,
+    .m_free = sw_free,
+};
+
+PyMODINIT_FUNC
+PyInit__dtypes(void)
+{
+    return PyModuleDef_Init(&sw_module_def);
+}

@@ -1,0 +1,319 @@
+/* registry.c: the name registry of one descriptor graph.
+ *
+ * Owns the name -> descriptor map, the registration order, the cached
+ * registered() snapshots and the mutex around all of them.  Keys are exact
+ * str objects (callers normalize), so dict operations never call user
+ * __hash__/__eq__.  No Python code runs while the mutex is held: nothing in
+ * a critical section calls back into user objects, and the only allocations
+ * there are dict/array growth, which never trigger garbage collection.
+ */
+#include "sw_internal.h"
+
+/* ---- the mutex ----------------------------------------------------------- */
+
+static void
+sw_registry_lock(sw_registry *r)
+{
+#ifdef SW_HAVE_PYMUTEX
+    PyMutex_Lock(&r->mutex);     /* detaches the thread state while waiting */
+#else
+    if (!PyThread_acquire_lock(r->lock, NOWAIT_LOCK)) {
+        /* Contended: wait without holding the GIL so the holder can finish. */
+        Py_BEGIN_ALLOW_THREADS
+        PyThread_acquire_lock(r->lock, WAIT_LOCK);
+        Py_END_ALLOW_THREADS
+    }
+#endif
+}
+
+static void
+sw_registry_unlock(sw_registry *r)
+{
+#ifdef SW_HAVE_PYMUTEX
+    PyMutex_Unlock(&r->mutex);
+#else
+    PyThread_release_lock(r->lock);
+#endif
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+int
+sw_registry_init(sw_registry *r)
+{
+#ifndef SW_HAVE_PYMUTEX
+    r->lock = PyThread_allocate_lock();
+    if (r->lock == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+#endif
+    r->by_name = PyDict_New();
+    if (r->by_name == NULL) {
+        return -1;
+    }
+    r->order = NULL;
+    r->count = r->capacity = 0;
+    r->version = 0;
+    r->snapshot = NULL;
+    return 0;
+}
+
+void
+sw_registry_fini(sw_registry *r)
+{
+    PyObject *by_name = r->by_name;
+    PyObject *snapshot = r->snapshot;
+    PyObject **order = r->order;
+
+    /* Detach first: deallocating descriptors may look the registry up. */
+    r->by_name = NULL;
+    r->snapshot = NULL;
+    r->order = NULL;
+    r->count = r->capacity = 0;
+    r->version++;
+    Py_XDECREF(snapshot);
+    Py_XDECREF(by_name);
+    PyMem_Free(order);
+#ifndef SW_HAVE_PYMUTEX
+    if (r->lock != NULL) {
+        PyThread_free_lock(r->lock);
+        r->lock = NULL;
+    }
+#endif
+}
+
+int
+sw_registry_traverse(sw_registry *r, visitproc visit, void *arg)
+{
+    Py_VISIT(r->by_name);
+    Py_VISIT(r->snapshot);
+    return 0;
+}
+
+static int
+sw_registry_check_alive(sw_registry *r)
+{
+    if (r->by_name == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "the stride_weave descriptor registry was finalized");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- reads --------------------------------------------------------------- */
+
+/* Return a new reference to the descriptor registered under the exact str
+ * `name`, or NULL: with an exception set on error, without one if absent. */
+PyObject *
+sw_registry_lookup(sw_registry *r, PyObject *name)
+{
+    PyObject *found;
+
+    assert(PyUnicode_CheckExact(name));
+    if (sw_registry_check_alive(r) < 0) {
+        return NULL;
+    }
+    sw_registry_lock(r);
+    /* Exact str key: hashing and comparing run no Python code. */
+    found = PyDict_GetItemWithError(r->by_name, name);
+    Py_XINCREF(found);
+    sw_registry_unlock(r);
+    return found;
+}
+
+int
+sw_registry_contains(sw_registry *r, PyObject *name)
+{
+    PyObject *found = sw_registry_lookup(r, name);
+
+    if (found == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    Py_DECREF(found);
+    return 1;
+}
+
+/* 1 when `d` is the finished identity registered under its name, else 0. */
+int
+sw_registry_is_canonical(sw_registry *r, sw_descriptor *d)
+{
+    PyObject *found;
+    int result;
+
+    if (d->build_state != SW_FINISHED || d->name == NULL) {
+        return 0;
+    }
+    found = sw_registry_lookup(r, d->name);
+    if (found == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    result = (found == (PyObject *)d);
+    Py_DECREF(found);
+    return result;
+}
+
+/* ---- the one write --------------------------------------------------------- */
+
+/* Register `d` under d->name and seal it, atomically.
+ * Returns 0 on success, 1 if the name is taken (no exception), -1 on error. */
+int
+sw_registry_publish(sw_registry *r, sw_descriptor *d)
+{
+    PyObject *stale = NULL;
+    int status = 0;
+
+    assert(PyUnicode_CheckExact(d->name));
+    if (sw_registry_check_alive(r) < 0) {
+        return -1;
+    }
+    sw_registry_lock(r);
+    switch (PyDict_Contains(r->by_name, d->name)) {
+    case 1:
+        status = 1;
+        goto done;
+    case -1:
+        status = -1;
+        goto done;
+    }
+    if (r->count == r->capacity) {
+        Py_ssize_t capacity = r->capacity ? r->capacity * 2 : 64;
+        PyObject **order = PyMem_Realloc(r->order,
+                                         (size_t)capacity * sizeof(PyObject *));
+        if (order == NULL) {
+            PyErr_NoMemory();
+            status = -1;
+            goto done;
+        }
+        r->order = order;
+        r->capacity = capacity;
+    }
+    if (PyDict_SetItem(r->by_name, d->name, (PyObject *)d) < 0) {
+        status = -1;
+        goto done;
+    }
+    r->order[r->count++] = (PyObject *)d;
+    r->version++;
+    stale = r->snapshot;
+    r->snapshot = NULL;
+    /* Sealed inside the critical section: a thread that finds d through
+     * the registry never sees it unsealed. */
+    d->build_state = SW_FINISHED;
+done:
+    sw_registry_unlock(r);
+    Py_XDECREF(stale);   /* outside the lock; holds only live descriptors */
+    return status;
+}
+
+/* ---- snapshots ------------------------------------------------------------- */
+
+/* Copy the descriptors that are instances of `cls` (all of them when `cls`
+ * is NULL) into a new tuple.  The copy happens under the lock into a raw
+ * buffer; the tuple is built after unlocking, because allocating a tuple
+ * may start a garbage collection and with it arbitrary finalizers. */
+static PyObject *
+sw_registry_collect(sw_registry *r, PyTypeObject *cls, uint64_t *version)
+{
+    PyObject **items = NULL;
+    Py_ssize_t n = 0, i;
+    PyObject *result;
+
+    for (;;) {
+        Py_ssize_t capacity;
+
+        sw_registry_lock(r);
+        capacity = r->count;
+        sw_registry_unlock(r);
+        PyMem_Free(items);
+        items = PyMem_Malloc((size_t)(capacity ? capacity : 1) * sizeof(PyObject *));
+        if (items == NULL) {
+            return PyErr_NoMemory();
+        }
+        sw_registry_lock(r);
+        if (r->count > capacity) {
+            /* Someone registered in between; size again. */
+            sw_registry_unlock(r);
+            continue;
+        }
+        n = 0;
+        for (i = 0; i < r->count; i++) {
+            PyObject *d = r->order[i];
+            if (cls == NULL || PyObject_TypeCheck(d, cls)) {
+                Py_INCREF(d);
+                items[n++] = d;
+            }
+        }
+        *version = r->version;
+        sw_registry_unlock(r);
+        break;
+    }
+    result = PyTuple_New(n);
+    if (result == NULL) {
+        for (i = 0; i < n; i++) {
+            Py_DECREF(items[i]);
+        }
+        PyMem_Free(items);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(result, i, items[i]);   /* steals */
+    }
+    PyMem_Free(items);
+    return result;
+}
+
+/* Return a new reference to the registered() tuple for `cls`: every
+ * descriptor when cls is NULL or DType, else the instances of cls.  The
+ * result is cached (on the registry, or on the class for narrowed calls)
+ * and rebuilt only after a registration. */
+PyObject *
+sw_registry_snapshot(sw_registry *r, PyTypeObject *cls)
+{
+    sw_type *t = NULL;
+    PyObject *result, *stale = NULL;
+    uint64_t version = 0;
+
+    if (sw_registry_check_alive(r) < 0) {
+        return NULL;
+    }
+    if (cls != NULL && sw_is_descriptor_class(cls)) {
+        t = (sw_type *)cls;
+        if (cls == t->state->dtype_type) {
+            t = NULL;
+            cls = NULL;
+        }
+    }
+    else {
+        cls = NULL;   /* the C base: everything is an instance of it */
+    }
+
+    sw_registry_lock(r);
+    result = t ? (t->snapshot_version == r->version ? t->snapshot : NULL)
+               : r->snapshot;
+    Py_XINCREF(result);
+    sw_registry_unlock(r);
+    if (result != NULL) {
+        return result;
+    }
+
+    result = sw_registry_collect(r, cls, &version);
+    if (result == NULL) {
+        return NULL;
+    }
+    sw_registry_lock(r);
+    if (version == r->version) {
+        if (t != NULL) {
+            stale = t->snapshot;
+            t->snapshot = Py_NewRef(result);
+            t->snapshot_version = version;
+        }
+        else {
+            stale = r->snapshot;
+            r->snapshot = Py_NewRef(result);
+        }
+    }
+    sw_registry_unlock(r);
+    Py_XDECREF(stale);
+    return result;
+}

@@ -1,0 +1,497 @@
+/* rule.c: RepresentationRule, the base of declarative plane constraints.
+ *
+ * Owns RuleMeta (the rules' metaclass: refuses classes that shadow
+ * framework-owned members and constructs rules as a transaction), the C
+ * rule layout (_RuleBase) and the RepresentationRule class.  A rule's
+ * structure is recorded once at construction: the rule class's identity
+ * (module and qualified name) and its structure_extension() tuple.  After
+ * construction a rule is immutable and copies to itself.
+ */
+#include "sw_internal.h"
+
+#include <structmember.h>
+
+static void sw_rule_meta_dealloc(PyObject *self);
+
+int
+sw_is_rule_class(PyTypeObject *tp)
+{
+    return Py_TYPE(tp)->tp_dealloc == sw_rule_meta_dealloc;
+}
+
+/* ---- construction -------------------------------------------------------- */
+
+/* ("RepresentationRule", "str:<module>.<qualname>", ("extension", ...)) */
+static int
+sw_rule_record_structure(sw_state *st, sw_rule *rule)
+{
+    PyTypeObject *tp = Py_TYPE(rule);
+    PyObject *module = NULL, *qualname = NULL, *identity = NULL;
+    PyObject *ext = NULL, *encoded = NULL;
+    int status = -1;
+
+    module = PyObject_GetAttrString((PyObject *)tp, "__module__");
+    if (module == NULL) {
+        goto done;
+    }
+    if (!PyUnicode_Check(module)) {
+        PyErr_Format(PyExc_TypeError,
+                     "rule class %s: __module__ must be a str, got %s",
+                     tp->tp_name, Py_TYPE(module)->tp_name);
+        goto done;
+    }
+    qualname = PyType_GetQualName(tp);
+    if (qualname == NULL) {
+        goto done;
+    }
+    identity = PyUnicode_FromFormat("str:%U.%U", module, qualname);
+    if (identity == NULL) {
+        goto done;
+    }
+    /* structure_extension() runs exactly once. */
+    ext = PyObject_CallMethodNoArgs((PyObject *)rule,
+                                    st->str_structure_extension);
+    if (ext == NULL) {
+        goto done;
+    }
+    encoded = sw_structure_encode_extension(st, ext, (PyObject *)rule);
+    if (encoded == NULL) {
+        goto done;
+    }
+    Py_XSETREF(rule->structure,
+               Py_BuildValue("(sO(sO))", "RepresentationRule", identity,
+                             "extension", encoded));
+    status = rule->structure ? 0 : -1;
+done:
+    Py_XDECREF(module);
+    Py_XDECREF(qualname);
+    Py_XDECREF(identity);
+    Py_XDECREF(ext);
+    Py_XDECREF(encoded);
+    return status;
+}
+
+static PyObject *
+sw_rule_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    sw_type *t = (sw_type *)cls;
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    sw_rule *rule;
+    PyObject *obj;
+
+    if (sw_state_check(t->state) < 0) {
+        return NULL;
+    }
+    if (t->abstract) {
+        PyErr_Format(PyExc_TypeError,
+                     "cannot instantiate %s directly: subclass it and "
+                     "implement validate(context)", tp->tp_name);
+        return NULL;
+    }
+    obj = tp->tp_alloc(tp, 0);
+    if (obj == NULL) {
+        return NULL;
+    }
+    rule = (sw_rule *)obj;
+    rule->build_state = SW_BUILDING;
+    if (tp->tp_init(obj, args, kwds) < 0
+        || sw_rule_record_structure(t->state, rule) < 0) {
+        rule->build_state = SW_REJECTED;
+        Py_DECREF(obj);
+        return NULL;
+    }
+    rule->build_state = SW_FINISHED;
+    return obj;
+}
+
+/* ---- RuleMeta --------------------------------------------------------------- */
+
+static PyObject *
+sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
+{
+    sw_state *st = PyType_GetModuleState(meta);
+    PyObject *name, *bases, *ns, *rest = NULL, *cls;
+    const char *clsname;
+    int unused = 0;
+    Py_ssize_t i;
+
+    if (sw_state_check(st) < 0) {
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "UO!O!:RuleMeta", &name, &PyTuple_Type,
+                          &bases, &PyDict_Type, &ns)) {
+        return NULL;
+    }
+    clsname = PyUnicode_AsUTF8(name);
+    if (clsname == NULL) {
+        return NULL;
+    }
+    if (!st->installing) {
+        int has_rule_base = 0;
+        for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+            if (Py_TYPE(PyTuple_GET_ITEM(bases, i)) == meta) {
+                has_rule_base = 1;
+            }
+        }
+        if (!has_rule_base) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: a class made by RuleMeta must derive "
+                         "from RepresentationRule", clsname);
+            return NULL;
+        }
+        if (sw_check_owned_members(st->rule_owned_names, st->rule_base_type,
+                                   meta, clsname, bases, ns) < 0) {
+            return NULL;
+        }
+    }
+    /* No class keyword of its own: copy so __init_subclass__ sees the rest. */
+    if (sw_parse_class_keywords(kwds, NULL, &unused, &rest) < 0) {
+        return NULL;
+    }
+    cls = PyType_Type.tp_new(meta, args, rest);
+    Py_XDECREF(rest);
+    if (cls == NULL) {
+        return NULL;
+    }
+    ((sw_type *)cls)->state = st;
+    ((sw_type *)cls)->kind = SW_KIND_NONE;
+    ((sw_type *)cls)->abstract = st->installing;   /* only the base itself */
+    ((sw_type *)cls)->is_model = st->installing;
+    ((sw_type *)cls)->snapshot = NULL;
+    if (sw_replace_instance_dict((PyTypeObject *)cls, 1) < 0) {
+        Py_DECREF(cls);
+        return NULL;
+    }
+    return cls;
+}
+
+static int
+sw_rule_meta_init(PyObject *self, PyObject *args, PyObject *Py_UNUSED(kwds))
+{
+    return PyType_Type.tp_init(self, args, NULL);
+}
+
+static int
+sw_rule_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
+{
+    sw_type *t = (sw_type *)self;
+    int owned = 0;
+
+    if (sw_state_check(t->state) < 0) {
+        return -1;
+    }
+    if (t->is_model) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s attribute %R of %s: the class is frozen",
+                     value ? "set" : "delete", name,
+                     ((PyTypeObject *)self)->tp_name);
+        return -1;
+    }
+    if (PyUnicode_CheckExact(name)) {
+        owned = PyUnicode_CompareWithASCIIString(name, "__bases__") == 0
+                || PyUnicode_CompareWithASCIIString(name, "__class__") == 0;
+        if (!owned) {
+            owned = PySet_Contains(t->state->rule_owned_names, name);
+        }
+    }
+    if (owned < 0) {
+        return -1;
+    }
+    if (owned) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s %R on class %s: it is owned by the "
+                     "representation-rule framework",
+                     value ? "set" : "delete", name,
+                     ((PyTypeObject *)self)->tp_name);
+        return -1;
+    }
+    return PyType_Type.tp_setattro(self, name, value);
+}
+
+static int
+sw_rule_meta_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    return PyType_Type.tp_traverse(self, visit, arg);
+}
+
+static int
+sw_rule_meta_clear(PyObject *self)
+{
+    return PyType_Type.tp_clear(self);
+}
+
+static void
+sw_rule_meta_dealloc(PyObject *self)
+{
+    PyTypeObject *meta = Py_TYPE(self);
+
+    PyType_Type.tp_dealloc(self);
+    Py_DECREF(meta);   /* type's dealloc does not release a heap metaclass */
+}
+
+static PyType_Slot sw_rule_meta_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "Metaclass of RepresentationRule and its subclasses.\n\n"
+        "Refuses a class that defines or inherits a framework-owned member "
+        "and constructs rules as a transaction: the subclass __init__ runs, "
+        "then the structure is recorded once and the rule is sealed.")},
+    {Py_tp_new, sw_rule_meta_new},
+    {Py_tp_init, sw_rule_meta_init},
+    {Py_tp_call, sw_rule_meta_call},
+    {Py_tp_setattro, sw_rule_meta_setattro},
+    {Py_tp_traverse, sw_rule_meta_traverse},
+    {Py_tp_clear, sw_rule_meta_clear},
+    {Py_tp_dealloc, sw_rule_meta_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec sw_rule_meta_spec = {
+    .name = "stride_weave._dtypes.RuleMeta",
+    .basicsize = sizeof(sw_type),
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = sw_rule_meta_slots,
+};
+
+/* ---- the rule instance ---------------------------------------------------------- */
+
+static PyObject *
+sw_rule_new(PyTypeObject *type, PyObject *Py_UNUSED(args),
+            PyObject *Py_UNUSED(kwds))
+{
+    PyErr_Format(PyExc_TypeError,
+                 "%s.__new__() cannot create rules; call the class itself",
+                 type->tp_name);
+    return NULL;
+}
+
+static int
+sw_rule_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(((sw_rule *)self)->structure);
+    return 0;
+}
+
+static int
+sw_rule_clear(PyObject *self)
+{
+    Py_CLEAR(((sw_rule *)self)->structure);
+    return 0;
+}
+
+static void
+sw_rule_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+
+    PyObject_GC_UnTrack(self);
+    if (((sw_rule *)self)->weakreflist != NULL) {
+        PyObject_ClearWeakRefs(self);
+    }
+    (void)sw_rule_clear(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static int
+sw_rule_setattro(PyObject *self, PyObject *name, PyObject *value)
+{
+    if (((sw_rule *)self)->build_state != SW_BUILDING) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s attribute %R of a %s: rules are immutable "
+                     "once constructed", value ? "set" : "delete", name,
+                     Py_TYPE(self)->tp_name);
+        return -1;
+    }
+    if (PyUnicode_Check(name)
+        && (PyUnicode_CompareWithASCIIString(name, "structure") == 0
+            || PyUnicode_CompareWithASCIIString(name, "__class__") == 0)) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s %R on a rule: it is owned by the framework",
+                     value ? "set" : "delete", name);
+        return -1;
+    }
+    return PyObject_GenericSetAttr(self, name, value);
+}
+
+static PyObject *
+sw_rule_structure(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    sw_rule *rule = (sw_rule *)self;
+
+    if (rule->build_state != SW_FINISHED) {
+        PyErr_Format(PyExc_ValueError,
+                     "structure(): this %s is %s", Py_TYPE(self)->tp_name,
+                     rule->build_state == SW_REJECTED
+                         ? "rejected (its construction failed)"
+                         : "still under construction");
+        return NULL;
+    }
+    return Py_NewRef(rule->structure);
+}
+
+static PyObject *
+sw_rule_structure_extension(PyObject *Py_UNUSED(self),
+                            PyObject *Py_UNUSED(ignored))
+{
+    return PyTuple_New(0);
+}
+
+static PyObject *
+sw_rule_validate(PyObject *self, PyObject *Py_UNUSED(context))
+{
+    PyErr_Format(PyExc_NotImplementedError,
+                 "%s must implement validate(context)", Py_TYPE(self)->tp_name);
+    return NULL;
+}
+
+static PyObject *
+sw_rule_copy(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return Py_NewRef(self);
+}
+
+static PyObject *
+sw_rule_deepcopy(PyObject *self, PyObject *Py_UNUSED(memo))
+{
+    return Py_NewRef(self);
+}
+
+static PyObject *
+sw_rule_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyErr_Format(PyExc_TypeError,
+                 "cannot pickle a %s by itself: rules travel inside the "
+                 "structure of the compound dtype that uses them",
+                 Py_TYPE(self)->tp_name);
+    return NULL;
+}
+
+static PyObject *
+sw_rule_reduce_ex(PyObject *self, PyObject *Py_UNUSED(protocol))
+{
+    return sw_rule_reduce(self, NULL);
+}
+
+static PyObject *
+sw_rule_init_subclass(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) != 0
+        || (kwds != NULL && PyDict_GET_SIZE(kwds) != 0)) {
+        PyErr_Format(PyExc_TypeError,
+                     "class %s: RepresentationRule takes no class arguments",
+                     ((PyTypeObject *)cls)->tp_name);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef sw_rule_methods[] = {
+    {"structure", sw_rule_structure, METH_NOARGS,
+     PyDoc_STR("structure($self, /)\n--\n\n"
+               "Return the rule's immutable structure, recorded at "
+               "construction: its class identity and structure_extension().")},
+    {"structure_extension", sw_rule_structure_extension, METH_NOARGS,
+     PyDoc_STR("structure_extension($self, /)\n--\n\n"
+               "Return the rule's parameters as a tuple (default ()).\n\n"
+               "Override to return exact str, int, float, bool, None, Whole "
+               "and nested tuples of those; called once, at construction.")},
+    {"validate", sw_rule_validate, METH_O,
+     PyDoc_STR("validate($self, context, /)\n--\n\n"
+               "Return None when the representation described by context "
+               "satisfies the rule; raise otherwise.  Subclasses implement "
+               "it.")},
+    {"__copy__", sw_rule_copy, METH_NOARGS,
+     PyDoc_STR("__copy__($self, /)\n--\n\nReturn self: rules are immutable.")},
+    {"__deepcopy__", sw_rule_deepcopy, METH_O,
+     PyDoc_STR("__deepcopy__($self, memo, /)\n--\n\nReturn self: rules are "
+               "immutable.")},
+    {"__reduce__", sw_rule_reduce, METH_NOARGS,
+     PyDoc_STR("__reduce__($self, /)\n--\n\nRules are not pickled by "
+               "themselves: raises TypeError.")},
+    {"__reduce_ex__", sw_rule_reduce_ex, METH_O,
+     PyDoc_STR("__reduce_ex__($self, protocol, /)\n--\n\nSee __reduce__.")},
+    {"__init_subclass__", SW_CFUNC(sw_rule_init_subclass),
+     METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     PyDoc_STR("__init_subclass__($cls, /)\n--\n\nRefuse class keywords.")},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef sw_rule_members[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(sw_rule, weakreflist),
+     READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot sw_rule_base_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "The C layout shared by every representation rule; not used "
+        "directly.")},
+    {Py_tp_new, sw_rule_new},
+    {Py_tp_dealloc, sw_rule_dealloc},
+    {Py_tp_traverse, sw_rule_traverse},
+    {Py_tp_clear, sw_rule_clear},
+    {Py_tp_setattro, sw_rule_setattro},
+    {Py_tp_methods, sw_rule_methods},
+    {Py_tp_members, sw_rule_members},
+    {0, NULL},
+};
+
+static PyType_Spec sw_rule_base_spec = {
+    .name = "stride_weave._dtypes._RuleBase",
+    .basicsize = sizeof(sw_rule),
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC
+             | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = sw_rule_base_slots,
+};
+
+/* Create RuleMeta, _RuleBase and RepresentationRule into the state. */
+int
+sw_rule_create_types(PyObject *module, sw_state *st)
+{
+    PyObject *bases = NULL, *ns = NULL, *cls = NULL, *args = NULL;
+    int status = -1;
+
+    st->rule_meta_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+        module, &sw_rule_meta_spec, (PyObject *)&PyType_Type);
+    if (st->rule_meta_type == NULL) {
+        return -1;
+    }
+    st->rule_base_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+        module, &sw_rule_base_spec, NULL);
+    if (st->rule_base_type == NULL) {
+        return -1;
+    }
+    bases = PyTuple_Pack(1, st->rule_base_type);
+    ns = Py_BuildValue(
+        "{s:s,s:s}", "__module__", "stride_weave._dtypes", "__doc__",
+        "Base class of declarative, immutable representation rules.\n\n"
+        "Subclass it and implement validate(context), which returns None "
+        "when the representation satisfies the rule and raises otherwise.  "
+        "Parameters that define the rule go in structure_extension().  The "
+        "subclass __init__ may set fields; once it returns the rule is "
+        "sealed.  One rule may be shared by many compound dtypes; its "
+        "structure is part of each of theirs.");
+    if (bases == NULL || ns == NULL) {
+        goto done;
+    }
+    args = Py_BuildValue("(sOO)", "RepresentationRule", bases, ns);
+    if (args == NULL) {
+        goto done;
+    }
+    st->installing = 1;
+    cls = PyObject_Call((PyObject *)st->rule_meta_type, args, NULL);
+    st->installing = 0;
+    if (cls == NULL) {
+        goto done;
+    }
+    st->rule_type = (PyTypeObject *)cls;
+    status = 0;
+done:
+    Py_XDECREF(bases);
+    Py_XDECREF(ns);
+    Py_XDECREF(args);
+    return status;
+}

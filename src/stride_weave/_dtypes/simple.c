@@ -1,0 +1,158 @@
+/* simple.c: SimpleDType, one fixed-width scalar encoding.
+ *
+ * Owns the simple-dtype constructor (name, *, bits, supertype), the bits
+ * accessor and the simple contract structure.
+ */
+#include "sw_internal.h"
+
+#define SW_SIMPLE_INIT "SimpleDType.__init__()"
+
+/* bits: an int that is not a bool, greater than zero, any size.  Returns a
+ * new reference to an exact int (an int subclass is copied without running
+ * any of its methods). */
+static PyObject *
+sw_simple_check_bits(PyObject *bits)
+{
+    int overflow;
+    long value;
+
+    if (!PyLong_Check(bits) || PyBool_Check(bits)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: bits must be an int greater than zero (not a bool), "
+                     "got %s", SW_SIMPLE_INIT, Py_TYPE(bits)->tp_name);
+        return NULL;
+    }
+    /* For an int (or subclass) this reads the value directly. */
+    value = PyLong_AsLongAndOverflow(bits, &overflow);
+    if (value == -1 && overflow == 0 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (overflow < 0 || (overflow == 0 && value <= 0)) {
+        PyObject *exact = _PyLong_Copy((PyLongObject *)bits);
+        if (exact != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: bits must be an int greater than zero, got %S",
+                         SW_SIMPLE_INIT, exact);
+            Py_DECREF(exact);
+        }
+        return NULL;
+    }
+    return PyLong_CheckExact(bits) ? Py_NewRef(bits)
+                                   : _PyLong_Copy((PyLongObject *)bits);
+}
+
+static PyObject *
+sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static const char *const allowed[] = {"name", "bits", "supertype", NULL};
+    static char *kwlist[] = {"name", "bits", "supertype", NULL};
+    sw_descriptor *d = (sw_descriptor *)self;
+    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    PyObject *name = NULL, *bits = NULL, *supertype = NULL;
+    PyObject *exact = NULL, *width = NULL;
+
+    if (sw_descriptor_begin_init(d, SW_KIND_SIMPLE, SW_SIMPLE_INIT) < 0
+        || sw_check_kwargs(kwds, allowed, SW_SIMPLE_INIT) < 0
+        || !PyArg_ParseTupleAndKeywords(args, kwds, "O|$OO:SimpleDType.__init__",
+                                        kwlist, &name, &bits, &supertype)) {
+        return NULL;
+    }
+    if (bits == NULL || supertype == NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s missing required keyword-only argument: '%s'",
+                     SW_SIMPLE_INIT, bits == NULL ? "bits" : "supertype");
+        return NULL;
+    }
+    exact = sw_normalize_name(name, SW_SIMPLE_INIT);
+    if (exact == NULL) {
+        goto error;
+    }
+    width = sw_simple_check_bits(bits);
+    if (width == NULL
+        || sw_check_supertype(st, supertype, 0, SW_SIMPLE_INIT) < 0
+        || sw_descriptor_set_common(st, d, exact, supertype) < 0) {
+        goto error;
+    }
+    Py_XSETREF(d->bits, width);
+    Py_DECREF(exact);
+    d->initialized = 1;
+    Py_RETURN_NONE;
+
+error:
+    Py_XDECREF(exact);
+    Py_XDECREF(width);
+    return NULL;
+}
+
+/* ("SimpleDType", ("bits", "int:<n>"), ("supertype", <ref>)) */
+PyObject *
+sw_simple_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
+{
+    PyObject *digits, *bits, *ref, *result;
+
+    digits = PyObject_Str(d->bits);
+    if (digits == NULL) {
+        return NULL;
+    }
+    bits = PyUnicode_FromFormat("int:%U", digits);
+    Py_DECREF(digits);
+    if (bits == NULL) {
+        return NULL;
+    }
+    ref = sw_structure_ref((sw_descriptor *)d->supertype);
+    if (ref == NULL) {
+        Py_DECREF(bits);
+        return NULL;
+    }
+    result = Py_BuildValue("(s(sN)(sN))", "SimpleDType", "bits", bits,
+                           "supertype", ref);
+    return result;
+}
+
+static PyObject *
+sw_simple_get_bits(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(d->bits);
+}
+
+static PyMethodDef sw_simple_init_def = {
+    "__init__", SW_CFUNC(sw_simple_init), METH_VARARGS | METH_KEYWORDS,
+    PyDoc_STR("__init__($self, name, *, bits, supertype)\n--\n\n"
+              "Initialize a simple dtype registered under name.\n\n"
+              "bits is the exact encoding width (an int > 0, not a bool); "
+              "supertype is the enclosing registered DTypeCategory."),
+};
+
+static PyGetSetDef sw_simple_bits_def = {
+    "bits", sw_simple_get_bits, NULL,
+    PyDoc_STR("The exact encoding width in bits (an int)."), NULL,
+};
+
+int
+sw_simple_fill_namespace(sw_state *st, PyObject *ns)
+{
+    PyObject *init = PyDescr_NewMethod(st->base_type, &sw_simple_init_def);
+    PyObject *bits = PyDescr_NewGetSet(st->base_type, &sw_simple_bits_def);
+    PyObject *doc = PyUnicode_FromString(
+        "SimpleDType(name, *, bits, supertype)\n\n"
+        "A simple dtype: one fixed-width scalar encoding beneath a category. "
+        "Being simple classifies the encoding; it does not imply that any "
+        "carrier can store or execute it.");
+    int status = -1;
+
+    if (init != NULL && bits != NULL && doc != NULL
+        && PyDict_SetItemString(ns, "__init__", init) == 0
+        && PyDict_SetItemString(ns, "bits", bits) == 0
+        && PyDict_SetItemString(ns, "__doc__", doc) == 0) {
+        status = 0;
+    }
+    Py_XDECREF(init);
+    Py_XDECREF(bits);
+    Py_XDECREF(doc);
+    return status;
+}

@@ -1,0 +1,195 @@
+/* sw_internal.h: what the translation units of stride_weave._dtypes share.
+ *
+ * Each .c file owns one concern (see the comment at its top); this header
+ * declares the structs they all see and the functions they call across
+ * files.  Nothing here is public API: the public C header for consumers
+ * lives in include/stride_weave/.
+ */
+#ifndef SW_INTERNAL_H
+#define SW_INTERNAL_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#if PY_VERSION_HEX < 0x030B0000
+#  error "stride_weave requires CPython 3.11 or newer"
+#endif
+
+#if PY_VERSION_HEX >= 0x030D0000
+#  define SW_HAVE_PYMUTEX 1
+#endif
+
+/* Cast a function with another PyCFunction signature to PyCFunction
+ * without -Wcast-function-type complaining (as CPython's _PyCFunction_CAST). */
+#define SW_CFUNC(func) ((PyCFunction)(void (*)(void))(func))
+
+/* ---- descriptor kinds and lifecycle ------------------------------------ */
+
+typedef enum {
+    SW_KIND_NONE = 0,   /* DType itself and abstract mixes: no kind yet */
+    SW_KIND_CATEGORY,
+    SW_KIND_SIMPLE,
+    SW_KIND_COMPOUND,
+} sw_kind;
+
+typedef enum {
+    SW_RAW = 0,         /* allocated, not yet handed to __init__ */
+    SW_BUILDING,        /* the most-derived __init__ is running */
+    SW_FINISHED,        /* validated, registered and sealed */
+    SW_REJECTED,        /* construction failed; never registered */
+} sw_build_state;
+
+/* ---- the registry (registry.c) ------------------------------------------ */
+
+typedef struct {
+#ifdef SW_HAVE_PYMUTEX
+    PyMutex mutex;
+#else
+    PyThread_type_lock lock;
+#endif
+    PyObject *by_name;      /* dict: exact str -> descriptor (strong refs) */
+    PyObject **order;       /* registration order (borrowed from by_name) */
+    Py_ssize_t count;
+    Py_ssize_t capacity;
+    uint64_t version;       /* bumped by every registration */
+    PyObject *snapshot;     /* cached tuple of all descriptors, or NULL */
+} sw_registry;
+
+/* ---- module state (module.c) -------------------------------------------- */
+
+typedef struct {
+    PyTypeObject *meta_type;        /* DTypeMeta */
+    PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
+    PyTypeObject *dtype_type;       /* DType */
+    PyTypeObject *category_type;    /* DTypeCategory */
+    PyTypeObject *simple_type;      /* SimpleDType */
+    PyTypeObject *compound_type;    /* CompoundDType */
+    PyTypeObject *rule_meta_type;   /* RuleMeta */
+    PyTypeObject *rule_base_type;   /* _RuleBase: the C rule layout */
+    PyTypeObject *rule_type;        /* RepresentationRule */
+    PyTypeObject *whole_type;       /* WholeExtent */
+    PyObject *whole;                /* the Whole singleton */
+    PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
+    PyObject *owned_names;          /* frozenset: model-owned descriptor members */
+    PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
+    PyObject *empty_tuple;
+    PyObject *str_structure_extension;
+    sw_registry registry;
+    int installing;                 /* creating the model's own classes */
+} sw_state;
+
+extern PyModuleDef sw_module_def;
+
+/* ---- per-class data: the metaclass instance layout (meta.c) ------------ */
+
+typedef struct {
+    PyHeapTypeObject ht;
+    sw_state *state;        /* borrowed: the metaclass keeps the module alive */
+    sw_kind kind;
+    int abstract;
+    int is_model;           /* one of the model's own classes: frozen */
+    PyObject *snapshot;     /* cached registered() result for this class */
+    uint64_t snapshot_version;
+} sw_type;
+
+/* ---- the descriptor instance layout (descriptor.c) --------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *name;         /* exact str, set by the kind's __init__ */
+    PyObject *supertype;    /* DTypeCategory or NULL */
+    PyObject *supertypes;   /* tuple, nearest first */
+    PyObject *bits;         /* exact int (simple dtypes) */
+    PyObject *simple_types; /* tuple (compound dtypes) */
+    PyObject *rules;        /* tuple (compound dtypes) */
+    PyObject *structure;    /* tuple, recorded at finalization */
+    PyObject *weakreflist;
+    sw_kind kind;
+    int initialized;        /* the kind's __init__ ran */
+    int build_state;        /* sw_build_state */
+} sw_descriptor;
+
+/* ---- the rule instance layout (rule.c) ---------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *structure;    /* tuple, recorded at construction */
+    PyObject *weakreflist;
+    int build_state;        /* sw_build_state */
+} sw_rule;
+
+/* ---- cross-file functions ------------------------------------------------ */
+
+/* module.c */
+sw_state *sw_state_from_class(PyTypeObject *cls);
+int sw_state_check(sw_state *st);
+PyObject *sw_type_name(PyTypeObject *tp);  /* new ref: __name__ of tp */
+
+/* meta.c */
+PyObject *sw_meta_create_type(PyObject *module);
+int sw_is_descriptor_class(PyTypeObject *tp);
+PyObject *sw_meta_create_model_class(sw_state *st, const char *name,
+                                     PyObject *bases, PyObject *ns,
+                                     int abstract, sw_kind kind);
+int sw_check_owned_members(PyObject *owned, PyTypeObject *model_base,
+                           PyTypeObject *meta, const char *clsname,
+                           PyObject *bases, PyObject *ns);
+int sw_parse_class_keywords(PyObject *kwds, const char *keyword,
+                            int *value, PyObject **rest);
+
+/* descriptor.c */
+PyObject *sw_base_create_type(PyObject *module);
+int sw_descriptor_finalize(sw_state *st, sw_descriptor *d);
+int sw_descriptor_check_usable(sw_descriptor *d);
+int sw_descriptor_begin_init(sw_descriptor *d, sw_kind kind,
+                             const char *funcname);
+int sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
+                             PyObject *supertype);
+int sw_check_kwargs(PyObject *kwds, const char *const *allowed,
+                    const char *funcname);
+PyObject *sw_normalize_name(PyObject *name, const char *funcname);
+int sw_check_reference(sw_state *st, PyObject *ref, const char *argname,
+                       const char *funcname);
+int sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
+                       const char *funcname);
+PyObject *sw_descriptor_repr(PyObject *self);
+int sw_replace_instance_dict(PyTypeObject *cls, int for_rules);
+
+/* category.c, simple.c, compound.c */
+int sw_category_fill_namespace(sw_state *st, PyObject *ns);
+int sw_simple_fill_namespace(sw_state *st, PyObject *ns);
+int sw_compound_fill_namespace(sw_state *st, PyObject *ns);
+PyObject *sw_category_contract(sw_state *st, sw_descriptor *d);
+PyObject *sw_simple_contract(sw_state *st, sw_descriptor *d);
+PyObject *sw_compound_contract(sw_state *st, sw_descriptor *d);
+
+/* rule.c */
+int sw_rule_create_types(PyObject *module, sw_state *st);
+int sw_is_rule_class(PyTypeObject *tp);
+
+/* whole.c */
+int sw_whole_create(PyObject *module, sw_state *st);
+
+/* registry.c */
+int sw_registry_init(sw_registry *r);
+void sw_registry_fini(sw_registry *r);
+int sw_registry_traverse(sw_registry *r, visitproc visit, void *arg);
+PyObject *sw_registry_lookup(sw_registry *r, PyObject *name);
+int sw_registry_contains(sw_registry *r, PyObject *name);
+int sw_registry_is_canonical(sw_registry *r, sw_descriptor *d);
+int sw_registry_publish(sw_registry *r, sw_descriptor *d);
+PyObject *sw_registry_snapshot(sw_registry *r, PyTypeObject *cls);
+
+/* structure.c */
+PyObject *sw_structure_encode_extension(sw_state *st, PyObject *ext,
+                                        PyObject *owner);
+PyObject *sw_structure_ref(sw_descriptor *d);
+PyObject *sw_structure_field(const char *label, PyObject *value);
+PyObject *sw_structure_describe_leaf(PyObject *leaf);
+PyObject *sw_structure_diff(PyObject *ours, PyObject *theirs);
+
+/* pickle.c */
+extern PyMethodDef sw_pickle_methods[];
+
+#endif /* SW_INTERNAL_H */

@@ -1,0 +1,37 @@
+"""Shared helpers for the stride-weave test suite.
+
+Registered names live for the whole process (there is no unregistration), so
+every test that registers something takes a fresh name from `unique_name`.
+"""
+import contextlib
+import itertools
+import os
+
+import pytest
+
+_counter = itertools.count()
+
+
+def unique_name(prefix="T"):
+    """Return a name no other test in this process has used."""
+    return f"{prefix}_{os.getpid()}_{next(_counter)}"
+
+
+@contextlib.contextmanager
+def registry_unchanged():
+    """Assert that the block leaves the registry exactly as it was."""
+    from stride_weave.dtypes import DType
+
+    before = DType.registered()
+    yield
+    after = DType.registered()
+    assert after == before, (
+        f"registry changed: {len(before)} -> {len(after)} entries; "
+        f"added {[d.name for d in after[len(before):]]}"
+    )
+
+
+@pytest.fixture
+def fresh_name():
+    """A function returning fresh, never-registered names."""
+    return unique_name
