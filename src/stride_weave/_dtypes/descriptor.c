@@ -558,6 +558,93 @@ sw_replace_instance_dict(PyTypeObject *cls, int for_rules)
     return status;
 }
 
+/* ---- __slots__ of user subclasses -------------------------------------------------- */
+
+/* type() exposes each __slots__ entry as a member descriptor whose __set__
+ * writes the slot directly, past tp_setattro.  The metaclasses replace them
+ * with these getsets (closure: the class's PyMemberDef), which refuse writes
+ * once the object is sealed. */
+static int
+sw_object_building(PyObject *obj)
+{
+    if (sw_is_rule_class(Py_TYPE(obj))) {
+        return ((sw_rule *)obj)->build_state == SW_BUILDING;
+    }
+    return ((sw_descriptor *)obj)->build_state == SW_BUILDING;
+}
+
+static PyObject *
+sw_slot_get(PyObject *self, void *closure)
+{
+    return PyMember_GetOne((const char *)self, (PyMemberDef *)closure);
+}
+
+static int
+sw_slot_set(PyObject *self, PyObject *value, void *closure)
+{
+    PyMemberDef *def = (PyMemberDef *)closure;
+
+    if (!sw_object_building(self)) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s attribute '%s' of a %s: it is immutable once "
+                     "constructed", value ? "set" : "delete", def->name,
+                     Py_TYPE(self)->tp_name);
+        return -1;
+    }
+    return PyMember_SetOne((char *)self, def, value);
+}
+
+/* Replace the slot member descriptors type() put in cls's own dict.  The
+ * new getsets point into an array stored in *defs_out at once, which the
+ * class owns and frees when it dies (even if this fails half way). */
+int
+sw_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
+{
+    PyMemberDef *m;
+    PyGetSetDef *defs;
+    Py_ssize_t n = 0, i = 0;
+
+    *defs_out = NULL;
+    if (cls->tp_members == NULL) {
+        return 0;
+    }
+    for (m = cls->tp_members; m->name != NULL; m++) {
+        n++;
+    }
+    if (n == 0) {
+        return 0;
+    }
+    defs = PyMem_Calloc((size_t)n + 1, sizeof(PyGetSetDef));
+    if (defs == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *defs_out = defs;
+    for (m = cls->tp_members; m->name != NULL; m++) {
+        PyObject *current = PyDict_GetItemString(cls->tp_dict, m->name);
+        PyObject *getset;
+
+        if (current == NULL || !Py_IS_TYPE(current, &PyMemberDescr_Type)) {
+            continue;
+        }
+        defs[i].name = m->name;
+        defs[i].get = sw_slot_get;
+        defs[i].set = sw_slot_set;
+        defs[i].doc = m->doc;
+        defs[i].closure = m;
+        getset = PyDescr_NewGetSet(cls, &defs[i]);
+        if (getset == NULL
+            || PyDict_SetItemString(cls->tp_dict, m->name, getset) < 0) {
+            Py_XDECREF(getset);
+            return -1;
+        }
+        Py_DECREF(getset);
+        i++;
+    }
+    PyType_Modified(cls);
+    return 0;
+}
+
 /* ---- accessors ------------------------------------------------------------------ */
 
 static PyObject *
@@ -869,8 +956,6 @@ static PyType_Slot sw_base_slots[] = {
     {Py_tp_clear, sw_base_clear},
     {Py_tp_setattro, sw_base_setattro},
     {Py_tp_repr, sw_descriptor_repr},
-    {Py_tp_getset, sw_base_getset},
-    {Py_tp_methods, sw_base_methods},
     {Py_tp_members, sw_base_members},
     {0, NULL},
 };
@@ -883,6 +968,36 @@ static PyType_Spec sw_base_spec = {
              | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = sw_base_slots,
 };
+
+/* Put the accessors and methods every descriptor has into DType's
+ * namespace (descriptors bound to the C layout), so that help(DType) and
+ * DType.__dict__ show them where users look for them. */
+int
+sw_dtype_fill_namespace(sw_state *st, PyObject *ns)
+{
+    PyGetSetDef *g;
+    PyMethodDef *m;
+
+    for (g = sw_base_getset; g->name != NULL; g++) {
+        PyObject *descr = PyDescr_NewGetSet(st->base_type, g);
+        if (descr == NULL || PyDict_SetItemString(ns, g->name, descr) < 0) {
+            Py_XDECREF(descr);
+            return -1;
+        }
+        Py_DECREF(descr);
+    }
+    for (m = sw_base_methods; m->ml_name != NULL; m++) {
+        PyObject *descr = (m->ml_flags & METH_CLASS)
+            ? PyDescr_NewClassMethod(st->base_type, m)
+            : PyDescr_NewMethod(st->base_type, m);
+        if (descr == NULL || PyDict_SetItemString(ns, m->ml_name, descr) < 0) {
+            Py_XDECREF(descr);
+            return -1;
+        }
+        Py_DECREF(descr);
+    }
+    return 0;
+}
 
 PyObject *
 sw_base_create_type(PyObject *module)

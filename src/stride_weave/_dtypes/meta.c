@@ -274,10 +274,15 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     t->is_model = st->installing;
     t->snapshot = NULL;
     t->snapshot_version = 0;
+    t->slot_defs = NULL;
 
     /* A subclass without __slots__ got a __dict__ attribute from type();
      * swap in one that shows sealed descriptors' dicts read-only. */
     if (sw_replace_instance_dict((PyTypeObject *)cls, 0) < 0) {
+        Py_DECREF(cls);
+        return NULL;
+    }
+    if (sw_wrap_slot_members((PyTypeObject *)cls, &t->slot_defs) < 0) {
         Py_DECREF(cls);
         return NULL;
     }
@@ -435,8 +440,12 @@ sw_meta_dealloc(PyObject *self)
 {
     PyTypeObject *meta = Py_TYPE(self);
 
+    PyGetSetDef *slot_defs = ((sw_type *)self)->slot_defs;
+
     Py_CLEAR(((sw_type *)self)->snapshot);
     PyType_Type.tp_dealloc(self);
+    /* The getsets pointing into slot_defs held the class: they are gone. */
+    PyMem_Free(slot_defs);
     /* type's dealloc does not release a heap metaclass. */
     Py_DECREF(meta);
 }

@@ -229,7 +229,7 @@ sw_build_graph(PyObject *module, sw_state *st)
         return -1;
     }
     st->dtype_type = sw_make_class(
-        st, "DType", st->base_type, 1, SW_KIND_NONE, NULL,
+        st, "DType", st->base_type, 1, SW_KIND_NONE, sw_dtype_fill_namespace,
         "Abstract base of every dtype descriptor.\n\n"
         "A descriptor is an immutable, registered singleton: the process-"
         "local identity of one dtype category or representation, compared "

@@ -158,7 +158,13 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     ((sw_type *)cls)->abstract = st->installing;   /* only the base itself */
     ((sw_type *)cls)->is_model = st->installing;
     ((sw_type *)cls)->snapshot = NULL;
+    ((sw_type *)cls)->slot_defs = NULL;
     if (sw_replace_instance_dict((PyTypeObject *)cls, 1) < 0) {
+        Py_DECREF(cls);
+        return NULL;
+    }
+    if (sw_wrap_slot_members((PyTypeObject *)cls,
+                             &((sw_type *)cls)->slot_defs) < 0) {
         Py_DECREF(cls);
         return NULL;
     }
@@ -224,8 +230,10 @@ static void
 sw_rule_meta_dealloc(PyObject *self)
 {
     PyTypeObject *meta = Py_TYPE(self);
+    PyGetSetDef *slot_defs = ((sw_type *)self)->slot_defs;
 
     PyType_Type.tp_dealloc(self);
+    PyMem_Free(slot_defs);   /* its getsets held the class: they are gone */
     Py_DECREF(meta);   /* type's dealloc does not release a heap metaclass */
 }
 

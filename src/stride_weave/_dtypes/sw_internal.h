@@ -91,6 +91,7 @@ typedef struct {
     int is_model;           /* one of the model's own classes: frozen */
     PyObject *snapshot;     /* cached registered() result for this class */
     uint64_t snapshot_version;
+    PyGetSetDef *slot_defs; /* owned: the sealed __slots__ accessors */
 } sw_type;
 
 /* ---- the descriptor instance layout (descriptor.c) --------------------- */
@@ -155,8 +156,10 @@ int sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
                        const char *funcname);
 PyObject *sw_descriptor_repr(PyObject *self);
 int sw_replace_instance_dict(PyTypeObject *cls, int for_rules);
+int sw_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out);
 
 /* category.c, simple.c, compound.c */
+int sw_dtype_fill_namespace(sw_state *st, PyObject *ns);
 int sw_category_fill_namespace(sw_state *st, PyObject *ns);
 int sw_simple_fill_namespace(sw_state *st, PyObject *ns);
 int sw_compound_fill_namespace(sw_state *st, PyObject *ns);
