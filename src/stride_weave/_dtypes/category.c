@@ -8,7 +8,7 @@
 
 #define SW_CATEGORY_INIT "DTypeCategory.__init__()"
 
-static PyObject *
+static int
 sw_category_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static const char *const allowed[] = {"name", "supertype", NULL};
@@ -21,20 +21,20 @@ sw_category_init(PyObject *self, PyObject *args, PyObject *kwds)
         || sw_check_kwargs(kwds, allowed, SW_CATEGORY_INIT) < 0
         || !PyArg_ParseTupleAndKeywords(args, kwds, "O|$O:DTypeCategory.__init__",
                                         kwlist, &name, &supertype)) {
-        return NULL;
+        return -1;
     }
     exact = sw_normalize_name(name, SW_CATEGORY_INIT);
     if (exact == NULL) {
-        return NULL;
+        return -1;
     }
     if (sw_check_supertype(st, supertype, 1, SW_CATEGORY_INIT) < 0
         || sw_descriptor_set_common(st, d, exact, supertype) < 0) {
         Py_DECREF(exact);
-        return NULL;
+        return -1;
     }
     Py_DECREF(exact);
     d->initialized = 1;
-    Py_RETURN_NONE;
+    return 0;
 }
 
 /* ("DTypeCategory", ("supertype", <ref> | "none")) */
@@ -57,18 +57,10 @@ sw_category_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
     return result;
 }
 
-static PyMethodDef sw_category_init_def = {
-    "__init__", SW_CFUNC(sw_category_init), METH_VARARGS | METH_KEYWORDS,
-    PyDoc_STR("__init__($self, name, *, supertype=None)\n--\n\n"
-              "Initialize a category registered under name.\n\n"
-              "supertype is the enclosing registered DTypeCategory, or None "
-              "for a root category."),
-};
 
 int
-sw_category_fill_namespace(sw_state *st, PyObject *ns)
+sw_category_fill_namespace(sw_state *Py_UNUSED(st), PyObject *ns)
 {
-    PyObject *init = PyDescr_NewMethod(st->base_type, &sw_category_init_def);
     PyObject *doc = PyUnicode_FromString(
         "DTypeCategory(name, *, supertype=None)\n\n"
         "A category: a relationship identity that places dtypes in a "
@@ -77,12 +69,38 @@ sw_category_fill_namespace(sw_state *st, PyObject *ns)
         "DType.Integer are beneath it.");
     int status = -1;
 
-    if (init != NULL && doc != NULL
-        && PyDict_SetItemString(ns, "__init__", init) == 0
+    if (doc != NULL
         && PyDict_SetItemString(ns, "__doc__", doc) == 0) {
         status = 0;
     }
-    Py_XDECREF(init);
     Py_XDECREF(doc);
     return status;
+}
+
+/* The C type that carries DTypeCategory's __init__ as a tp_init slot, so that
+ * inspect and help() read its signature like a built-in's. */
+static PyType_Slot sw_category_init_slots[] = {
+    {Py_tp_init, sw_category_init},
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "_CategoryInit(name, *, supertype=None)\n--\n\n"
+        "Initialize a category registered under name.\n\n"
+        "supertype is the enclosing registered DTypeCategory, or None "
+        "for a root category.")},
+    {0, NULL},
+};
+
+static PyType_Spec sw_category_init_spec = {
+    .name = "stride_weave._dtypes._CategoryInit",
+    .basicsize = 0,
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = sw_category_init_slots,
+};
+
+int
+sw_category_init_create_type(PyObject *module, sw_state *st)
+{
+    st->category_init_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+        module, &sw_category_init_spec, (PyObject *)st->base_type);
+    return st->category_init_type ? 0 : -1;
 }

@@ -107,7 +107,7 @@ error:
     return NULL;
 }
 
-static PyObject *
+static int
 sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static const char *const allowed[] = {
@@ -125,13 +125,13 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
                                         "O|$OOO:CompoundDType.__init__", kwlist,
                                         &name, &supertype, &simple_types,
                                         &rules_arg)) {
-        return NULL;
+        return -1;
     }
     if (simple_types == NULL) {
         PyErr_Format(PyExc_TypeError,
                      "%s missing required keyword-only argument: "
                      "'simple_types'", SW_COMPOUND_INIT);
-        return NULL;
+        return -1;
     }
     exact = sw_normalize_name(name, SW_COMPOUND_INIT);
     if (exact == NULL
@@ -152,13 +152,13 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(d->rules, rules);
     Py_DECREF(exact);
     d->initialized = 1;
-    Py_RETURN_NONE;
+    return 0;
 
 error:
     Py_XDECREF(exact);
     Py_XDECREF(planes);
     Py_XDECREF(rules);
-    return NULL;
+    return -1;
 }
 
 /* ("CompoundDType", ("supertype", <ref> | "none"),
@@ -241,16 +241,6 @@ sw_compound_get_rules(PyObject *self, void *Py_UNUSED(closure))
     return Py_NewRef(d->rules);
 }
 
-static PyMethodDef sw_compound_init_def = {
-    "__init__", SW_CFUNC(sw_compound_init), METH_VARARGS | METH_KEYWORDS,
-    PyDoc_STR("__init__($self, name, *, supertype=None, simple_types, "
-              "representation_rules=())\n--\n\n"
-              "Initialize the compound base of a concrete subclass.\n\n"
-              "simple_types is a non-empty iterable of registered SimpleDType "
-              "planes (plane i is stored by a carrier whose storage dtype is "
-              "exactly simple_types[i]); representation_rules is an iterable "
-              "of RepresentationRule objects.  Both are copied."),
-};
 
 static PyGetSetDef sw_compound_getset[] = {
     {"simple_types", sw_compound_get_simple_types, NULL,
@@ -269,12 +259,6 @@ sw_compound_fill_namespace(sw_state *st, PyObject *ns)
     PyObject *obj;
     PyGetSetDef *def;
 
-    obj = PyDescr_NewMethod(st->base_type, &sw_compound_init_def);
-    if (obj == NULL || PyDict_SetItemString(ns, "__init__", obj) < 0) {
-        Py_XDECREF(obj);
-        return -1;
-    }
-    Py_DECREF(obj);
     for (def = sw_compound_getset; def->name != NULL; def++) {
         obj = PyDescr_NewGetSet(st->base_type, def);
         if (obj == NULL || PyDict_SetItemString(ns, def->name, obj) < 0) {
@@ -296,4 +280,34 @@ sw_compound_fill_namespace(sw_state *st, PyObject *ns)
     }
     Py_DECREF(obj);
     return 0;
+}
+
+/* The C type that carries CompoundDType's __init__ as a tp_init slot, so that
+ * inspect and help() read its signature like a built-in's. */
+static PyType_Slot sw_compound_init_slots[] = {
+    {Py_tp_init, sw_compound_init},
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "_CompoundInit(name, *, supertype=None, simple_types, representation_rules=())\n--\n\n"
+        "Initialize the compound base of a concrete subclass.\n\n"
+        "simple_types is a non-empty iterable of registered SimpleDType "
+        "planes (plane i is stored by a carrier whose storage dtype is "
+        "exactly simple_types[i]); representation_rules is an iterable "
+        "of RepresentationRule objects.  Both are copied.")},
+    {0, NULL},
+};
+
+static PyType_Spec sw_compound_init_spec = {
+    .name = "stride_weave._dtypes._CompoundInit",
+    .basicsize = 0,
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = sw_compound_init_slots,
+};
+
+int
+sw_compound_init_create_type(PyObject *module, sw_state *st)
+{
+    st->compound_init_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+        module, &sw_compound_init_spec, (PyObject *)st->base_type);
+    return st->compound_init_type ? 0 : -1;
 }

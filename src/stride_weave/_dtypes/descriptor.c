@@ -388,6 +388,7 @@ sw_base_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(d->simple_types);
     Py_VISIT(d->rules);
     Py_VISIT(d->structure);
+    Py_VISIT(d->attrs);
     return 0;
 }
 
@@ -403,6 +404,7 @@ sw_base_clear(PyObject *self)
     Py_CLEAR(d->simple_types);
     Py_CLEAR(d->rules);
     Py_CLEAR(d->structure);
+    Py_CLEAR(d->attrs);
     return 0;
 }
 
@@ -464,7 +466,7 @@ sw_base_setattro(PyObject *self, PyObject *name, PyObject *value)
                      "descriptor model", value ? "set" : "delete", name);
         return -1;
     }
-    return PyObject_GenericSetAttr(self, name, value);
+    return sw_attrs_setattr(self, &d->attrs, name, value);
 }
 
 PyObject *
@@ -484,165 +486,6 @@ sw_descriptor_repr(PyObject *self)
     default:
         return PyUnicode_FromFormat("<unfinished %s(%R)>", cls, d->name);
     }
-}
-
-/* ---- the instance __dict__ of user subclasses ---------------------------------- */
-
-/* type() gives a subclass without __slots__ a __dict__ attribute; the
- * metaclasses replace it with this one so that vars() of a sealed object
- * (descriptor or rule) is a read-only view.  The closure is the offset of
- * the object's build_state field in its C layout. */
-static int
-sw_instance_building(PyObject *self, void *closure)
-{
-    return *(int *)((char *)self + (Py_ssize_t)closure) == SW_BUILDING;
-}
-
-static PyObject *
-sw_instance_dict_get(PyObject *self, void *closure)
-{
-    PyObject *dict = PyObject_GenericGetDict(self, NULL);
-    PyObject *proxy;
-
-    if (dict == NULL || sw_instance_building(self, closure)) {
-        return dict;
-    }
-    proxy = PyDictProxy_New(dict);
-    Py_DECREF(dict);
-    return proxy;
-}
-
-static int
-sw_instance_dict_set(PyObject *self, PyObject *value, void *closure)
-{
-    if (!sw_instance_building(self, closure)) {
-        PyErr_Format(PyExc_AttributeError,
-                     "cannot %s __dict__ of a %s: it is immutable once "
-                     "constructed", value ? "set" : "delete",
-                     Py_TYPE(self)->tp_name);
-        return -1;
-    }
-    if (value == NULL) {
-        PyErr_SetString(PyExc_TypeError, "cannot delete __dict__");
-        return -1;
-    }
-    return PyObject_GenericSetDict(self, value, NULL);
-}
-
-static PyGetSetDef sw_instance_dict_defs[2] = {
-    {"__dict__", sw_instance_dict_get, sw_instance_dict_set,
-     PyDoc_STR("The object's own attributes (read-only once sealed)."),
-     (void *)offsetof(sw_descriptor, build_state)},
-    {"__dict__", sw_instance_dict_get, sw_instance_dict_set,
-     PyDoc_STR("The object's own attributes (read-only once sealed)."),
-     (void *)offsetof(sw_rule, build_state)},
-};
-
-/* Swap the __dict__ attribute type() put on a new class, if any. */
-int
-sw_replace_instance_dict(PyTypeObject *cls, int for_rules)
-{
-    PyObject *getset;
-    int status;
-
-    if (PyDict_GetItemString(cls->tp_dict, "__dict__") == NULL) {
-        return 0;
-    }
-    getset = PyDescr_NewGetSet(cls, &sw_instance_dict_defs[for_rules ? 1 : 0]);
-    if (getset == NULL) {
-        return -1;
-    }
-    status = PyDict_SetItemString(cls->tp_dict, "__dict__", getset);
-    Py_DECREF(getset);
-    PyType_Modified(cls);
-    return status;
-}
-
-/* ---- __slots__ of user subclasses -------------------------------------------------- */
-
-/* type() exposes each __slots__ entry as a member descriptor whose __set__
- * writes the slot directly, past tp_setattro.  The metaclasses replace them
- * with these getsets (closure: the class's PyMemberDef), which refuse writes
- * once the object is sealed. */
-static int
-sw_object_building(PyObject *obj)
-{
-    if (sw_is_rule_class(Py_TYPE(obj))) {
-        return ((sw_rule *)obj)->build_state == SW_BUILDING;
-    }
-    return ((sw_descriptor *)obj)->build_state == SW_BUILDING;
-}
-
-static PyObject *
-sw_slot_get(PyObject *self, void *closure)
-{
-    return PyMember_GetOne((const char *)self, (PyMemberDef *)closure);
-}
-
-static int
-sw_slot_set(PyObject *self, PyObject *value, void *closure)
-{
-    PyMemberDef *def = (PyMemberDef *)closure;
-
-    if (!sw_object_building(self)) {
-        PyErr_Format(PyExc_AttributeError,
-                     "cannot %s attribute '%s' of a %s: it is immutable once "
-                     "constructed", value ? "set" : "delete", def->name,
-                     Py_TYPE(self)->tp_name);
-        return -1;
-    }
-    return PyMember_SetOne((char *)self, def, value);
-}
-
-/* Replace the slot member descriptors type() put in cls's own dict.  The
- * new getsets point into an array stored in *defs_out at once, which the
- * class owns and frees when it dies (even if this fails half way). */
-int
-sw_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
-{
-    PyMemberDef *m;
-    PyGetSetDef *defs;
-    Py_ssize_t n = 0, i = 0;
-
-    *defs_out = NULL;
-    if (cls->tp_members == NULL) {
-        return 0;
-    }
-    for (m = cls->tp_members; m->name != NULL; m++) {
-        n++;
-    }
-    if (n == 0) {
-        return 0;
-    }
-    defs = PyMem_Calloc((size_t)n + 1, sizeof(PyGetSetDef));
-    if (defs == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *defs_out = defs;
-    for (m = cls->tp_members; m->name != NULL; m++) {
-        PyObject *current = PyDict_GetItemString(cls->tp_dict, m->name);
-        PyObject *getset;
-
-        if (current == NULL || !Py_IS_TYPE(current, &PyMemberDescr_Type)) {
-            continue;
-        }
-        defs[i].name = m->name;
-        defs[i].get = sw_slot_get;
-        defs[i].set = sw_slot_set;
-        defs[i].doc = m->doc;
-        defs[i].closure = m;
-        getset = PyDescr_NewGetSet(cls, &defs[i]);
-        if (getset == NULL
-            || PyDict_SetItemString(cls->tp_dict, m->name, getset) < 0) {
-            Py_XDECREF(getset);
-            return -1;
-        }
-        Py_DECREF(getset);
-        i++;
-    }
-    PyType_Modified(cls);
-    return 0;
 }
 
 /* ---- accessors ------------------------------------------------------------------ */

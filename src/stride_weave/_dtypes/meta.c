@@ -139,10 +139,21 @@ sw_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
 
 /* Refuse a class whose namespace, __slots__, or any foreign base (mixins
  * and their whole MRO) defines an owned member.  Classes made by `meta`
- * were checked when they were created, and `model_base` is the model's C
- * layout, so both are skipped; so is `object`. */
+ * were checked when they were created, and `model_types` (NULL-terminated)
+ * are the model's C layouts, so both are skipped; so is `object`. */
+static int
+sw_is_one_of(PyTypeObject *k, PyTypeObject *const *types)
+{
+    for (; *types != NULL; types++) {
+        if (k == *types) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 int
-sw_check_owned_members(PyObject *owned, PyTypeObject *model_base,
+sw_check_owned_members(PyObject *owned, PyTypeObject *const *model_types,
                        PyTypeObject *meta, const char *clsname,
                        PyObject *bases, PyObject *ns)
 {
@@ -166,7 +177,7 @@ sw_check_owned_members(PyObject *owned, PyTypeObject *model_base,
         for (j = 0; j < PyTuple_GET_SIZE(mro); j++) {
             PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(mro, j);
             PyObject *dict;
-            if (k == &PyBaseObject_Type || k == model_base
+            if (k == &PyBaseObject_Type || sw_is_one_of(k, model_types)
                 || Py_TYPE(k) == meta) {
                 continue;
             }
@@ -219,9 +230,9 @@ static PyObject *
 sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
 {
     sw_state *st = PyType_GetModuleState(meta);
-    PyObject *name, *bases, *ns, *rest = NULL, *cls = NULL;
+    PyObject *name, *bases, *ns, *rest = NULL, *cls = NULL, *newargs;
     const char *clsname;
-    int abstract = 1, has_descriptor_base;
+    int abstract = 1, has_descriptor_base, own_attrs;
     sw_kind kind;
     sw_type *t;
 
@@ -257,12 +268,25 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
                          "CompoundDType subclass", clsname);
             goto error;
         }
-        if (sw_check_owned_members(st->owned_names, st->base_type, meta,
+        PyTypeObject *const model_types[] = {
+            st->base_type, st->category_init_type, st->simple_init_type,
+            st->compound_init_type, NULL};
+        if (sw_check_owned_members(st->owned_names, model_types, meta,
                                    clsname, bases, ns) < 0) {
             goto error;
         }
     }
-    cls = PyType_Type.tp_new(meta, args, rest);
+    ns = sw_attrs_prepare_namespace(ns, &own_attrs);
+    if (ns == NULL) {
+        goto error;
+    }
+    newargs = PyTuple_Pack(3, name, bases, ns);
+    Py_DECREF(ns);
+    if (newargs == NULL) {
+        goto error;
+    }
+    cls = PyType_Type.tp_new(meta, newargs, rest);
+    Py_DECREF(newargs);
     if (cls == NULL) {
         goto error;
     }
@@ -275,14 +299,9 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     t->snapshot = NULL;
     t->snapshot_version = 0;
     t->slot_defs = NULL;
-
-    /* A subclass without __slots__ got a __dict__ attribute from type();
-     * swap in one that shows sealed descriptors' dicts read-only. */
-    if (sw_replace_instance_dict((PyTypeObject *)cls, 0) < 0) {
-        Py_DECREF(cls);
-        return NULL;
-    }
-    if (sw_wrap_slot_members((PyTypeObject *)cls, &t->slot_defs) < 0) {
+    if (!t->is_model
+        && sw_attrs_setup_class((PyTypeObject *)cls, own_attrs,
+                                &t->slot_defs) < 0) {
         Py_DECREF(cls);
         return NULL;
     }

@@ -116,10 +116,12 @@ sw_frozenset_of(const char *const *names)
 
 static PyTypeObject *
 sw_make_class(sw_state *st, const char *name, PyTypeObject *base,
-              int abstract, sw_kind kind,
+              PyTypeObject *init_base, int abstract, sw_kind kind,
               int (*fill)(sw_state *, PyObject *), const char *doc)
 {
-    PyObject *bases = PyTuple_Pack(1, (PyObject *)base);
+    /* init_base: the C type whose tp_init is this kind's __init__. */
+    PyObject *bases = init_base ? PyTuple_Pack(2, base, init_base)
+                                : PyTuple_Pack(1, base);
     PyObject *ns = PyDict_New();
     PyObject *cls = NULL;
 
@@ -229,7 +231,8 @@ sw_build_graph(PyObject *module, sw_state *st)
         return -1;
     }
     st->dtype_type = sw_make_class(
-        st, "DType", st->base_type, 1, SW_KIND_NONE, sw_dtype_fill_namespace,
+        st, "DType", st->base_type, NULL, 1, SW_KIND_NONE,
+        sw_dtype_fill_namespace,
         "Abstract base of every dtype descriptor.\n\n"
         "A descriptor is an immutable, registered singleton: the process-"
         "local identity of one dtype category or representation, compared "
@@ -239,19 +242,27 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (st->dtype_type == NULL) {
         return -1;
     }
-    st->category_type = sw_make_class(st, "DTypeCategory", st->dtype_type, 0,
+    if (sw_category_init_create_type(module, st) < 0
+        || sw_simple_init_create_type(module, st) < 0
+        || sw_compound_init_create_type(module, st) < 0) {
+        return -1;
+    }
+    st->category_type = sw_make_class(st, "DTypeCategory", st->dtype_type,
+                                      st->category_init_type, 0,
                                       SW_KIND_CATEGORY,
                                       sw_category_fill_namespace, NULL);
     if (st->category_type == NULL) {
         return -1;
     }
-    st->simple_type = sw_make_class(st, "SimpleDType", st->dtype_type, 0,
+    st->simple_type = sw_make_class(st, "SimpleDType", st->dtype_type,
+                                    st->simple_init_type, 0,
                                     SW_KIND_SIMPLE, sw_simple_fill_namespace,
                                     NULL);
     if (st->simple_type == NULL) {
         return -1;
     }
-    st->compound_type = sw_make_class(st, "CompoundDType", st->dtype_type, 1,
+    st->compound_type = sw_make_class(st, "CompoundDType", st->dtype_type,
+                                      st->compound_init_type, 1,
                                       SW_KIND_COMPOUND,
                                       sw_compound_fill_namespace, NULL);
     if (st->compound_type == NULL) {
@@ -350,6 +361,9 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->category_type);
     Py_VISIT(st->simple_type);
     Py_VISIT(st->compound_type);
+    Py_VISIT(st->category_init_type);
+    Py_VISIT(st->simple_init_type);
+    Py_VISIT(st->compound_init_type);
     Py_VISIT(st->rule_meta_type);
     Py_VISIT(st->rule_base_type);
     Py_VISIT(st->rule_type);
@@ -376,6 +390,9 @@ sw_clear(PyObject *module)
     Py_CLEAR(st->category_type);
     Py_CLEAR(st->simple_type);
     Py_CLEAR(st->compound_type);
+    Py_CLEAR(st->category_init_type);
+    Py_CLEAR(st->simple_init_type);
+    Py_CLEAR(st->compound_init_type);
     Py_CLEAR(st->rule_type);
     Py_CLEAR(st->whole);
     Py_CLEAR(st->reconstruct);

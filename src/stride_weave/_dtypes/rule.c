@@ -110,9 +110,9 @@ static PyObject *
 sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
 {
     sw_state *st = PyType_GetModuleState(meta);
-    PyObject *name, *bases, *ns, *rest = NULL, *cls;
+    PyObject *name, *bases, *ns, *rest = NULL, *cls, *newargs;
     const char *clsname;
-    int unused = 0;
+    int unused = 0, own_attrs;
     Py_ssize_t i;
 
     if (sw_state_check(st) < 0) {
@@ -139,7 +139,8 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
                          "from RepresentationRule", clsname);
             return NULL;
         }
-        if (sw_check_owned_members(st->rule_owned_names, st->rule_base_type,
+        PyTypeObject *const model_types[] = {st->rule_base_type, NULL};
+        if (sw_check_owned_members(st->rule_owned_names, model_types,
                                    meta, clsname, bases, ns) < 0) {
             return NULL;
         }
@@ -148,7 +149,19 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     if (sw_parse_class_keywords(kwds, NULL, &unused, &rest) < 0) {
         return NULL;
     }
-    cls = PyType_Type.tp_new(meta, args, rest);
+    ns = sw_attrs_prepare_namespace(ns, &own_attrs);
+    if (ns == NULL) {
+        Py_XDECREF(rest);
+        return NULL;
+    }
+    newargs = PyTuple_Pack(3, name, bases, ns);
+    Py_DECREF(ns);
+    if (newargs == NULL) {
+        Py_XDECREF(rest);
+        return NULL;
+    }
+    cls = PyType_Type.tp_new(meta, newargs, rest);
+    Py_DECREF(newargs);
     Py_XDECREF(rest);
     if (cls == NULL) {
         return NULL;
@@ -159,12 +172,9 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     ((sw_type *)cls)->is_model = st->installing;
     ((sw_type *)cls)->snapshot = NULL;
     ((sw_type *)cls)->slot_defs = NULL;
-    if (sw_replace_instance_dict((PyTypeObject *)cls, 1) < 0) {
-        Py_DECREF(cls);
-        return NULL;
-    }
-    if (sw_wrap_slot_members((PyTypeObject *)cls,
-                             &((sw_type *)cls)->slot_defs) < 0) {
+    if (!st->installing
+        && sw_attrs_setup_class((PyTypeObject *)cls, own_attrs,
+                                &((sw_type *)cls)->slot_defs) < 0) {
         Py_DECREF(cls);
         return NULL;
     }
@@ -278,6 +288,7 @@ sw_rule_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(((sw_rule *)self)->structure);
+    Py_VISIT(((sw_rule *)self)->attrs);
     return 0;
 }
 
@@ -285,6 +296,7 @@ static int
 sw_rule_clear(PyObject *self)
 {
     Py_CLEAR(((sw_rule *)self)->structure);
+    Py_CLEAR(((sw_rule *)self)->attrs);
     return 0;
 }
 
@@ -320,7 +332,7 @@ sw_rule_setattro(PyObject *self, PyObject *name, PyObject *value)
                      value ? "set" : "delete", name);
         return -1;
     }
-    return PyObject_GenericSetAttr(self, name, value);
+    return sw_attrs_setattr(self, &((sw_rule *)self)->attrs, name, value);
 }
 
 static PyObject *

@@ -27,21 +27,23 @@ sw_simple_check_bits(PyObject *bits)
     if (value == -1 && overflow == 0 && PyErr_Occurred()) {
         return NULL;
     }
-    if (overflow < 0 || (overflow == 0 && value <= 0)) {
-        PyObject *exact = _PyLong_Copy((PyLongObject *)bits);
-        if (exact != NULL) {
-            PyErr_Format(PyExc_ValueError,
-                         "%s: bits must be an int greater than zero, got %S",
-                         SW_SIMPLE_INIT, exact);
-            Py_DECREF(exact);
-        }
+    if (overflow < 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: bits must be an int greater than zero, got a "
+                     "negative int", SW_SIMPLE_INIT);
+        return NULL;
+    }
+    if (overflow == 0 && value <= 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: bits must be an int greater than zero, got %ld",
+                     SW_SIMPLE_INIT, value);
         return NULL;
     }
     return PyLong_CheckExact(bits) ? Py_NewRef(bits)
                                    : _PyLong_Copy((PyLongObject *)bits);
 }
 
-static PyObject *
+static int
 sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static const char *const allowed[] = {"name", "bits", "supertype", NULL};
@@ -55,13 +57,13 @@ sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
         || sw_check_kwargs(kwds, allowed, SW_SIMPLE_INIT) < 0
         || !PyArg_ParseTupleAndKeywords(args, kwds, "O|$OO:SimpleDType.__init__",
                                         kwlist, &name, &bits, &supertype)) {
-        return NULL;
+        return -1;
     }
     if (bits == NULL || supertype == NULL) {
         PyErr_Format(PyExc_TypeError,
                      "%s missing required keyword-only argument: '%s'",
                      SW_SIMPLE_INIT, bits == NULL ? "bits" : "supertype");
-        return NULL;
+        return -1;
     }
     exact = sw_normalize_name(name, SW_SIMPLE_INIT);
     if (exact == NULL) {
@@ -76,26 +78,21 @@ sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(d->bits, width);
     Py_DECREF(exact);
     d->initialized = 1;
-    Py_RETURN_NONE;
+    return 0;
 
 error:
     Py_XDECREF(exact);
     Py_XDECREF(width);
-    return NULL;
+    return -1;
 }
 
 /* ("SimpleDType", ("bits", "int:<n>"), ("supertype", <ref>)) */
 PyObject *
 sw_simple_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
 {
-    PyObject *digits, *bits, *ref, *result;
+    PyObject *bits, *ref, *result;
 
-    digits = PyObject_Str(d->bits);
-    if (digits == NULL) {
-        return NULL;
-    }
-    bits = PyUnicode_FromFormat("int:%U", digits);
-    Py_DECREF(digits);
+    bits = sw_structure_encode_int(d->bits);
     if (bits == NULL) {
         return NULL;
     }
@@ -120,13 +117,6 @@ sw_simple_get_bits(PyObject *self, void *Py_UNUSED(closure))
     return Py_NewRef(d->bits);
 }
 
-static PyMethodDef sw_simple_init_def = {
-    "__init__", SW_CFUNC(sw_simple_init), METH_VARARGS | METH_KEYWORDS,
-    PyDoc_STR("__init__($self, name, *, bits, supertype)\n--\n\n"
-              "Initialize a simple dtype registered under name.\n\n"
-              "bits is the exact encoding width (an int > 0, not a bool); "
-              "supertype is the enclosing registered DTypeCategory."),
-};
 
 static PyGetSetDef sw_simple_bits_def = {
     "bits", sw_simple_get_bits, NULL,
@@ -136,7 +126,6 @@ static PyGetSetDef sw_simple_bits_def = {
 int
 sw_simple_fill_namespace(sw_state *st, PyObject *ns)
 {
-    PyObject *init = PyDescr_NewMethod(st->base_type, &sw_simple_init_def);
     PyObject *bits = PyDescr_NewGetSet(st->base_type, &sw_simple_bits_def);
     PyObject *doc = PyUnicode_FromString(
         "SimpleDType(name, *, bits, supertype)\n\n"
@@ -145,14 +134,40 @@ sw_simple_fill_namespace(sw_state *st, PyObject *ns)
         "carrier can store or execute it.");
     int status = -1;
 
-    if (init != NULL && bits != NULL && doc != NULL
-        && PyDict_SetItemString(ns, "__init__", init) == 0
+    if (bits != NULL && doc != NULL
         && PyDict_SetItemString(ns, "bits", bits) == 0
         && PyDict_SetItemString(ns, "__doc__", doc) == 0) {
         status = 0;
     }
-    Py_XDECREF(init);
     Py_XDECREF(bits);
     Py_XDECREF(doc);
     return status;
+}
+
+/* The C type that carries SimpleDType's __init__ as a tp_init slot, so that
+ * inspect and help() read its signature like a built-in's. */
+static PyType_Slot sw_simple_init_slots[] = {
+    {Py_tp_init, sw_simple_init},
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "_SimpleInit(name, *, bits, supertype)\n--\n\n"
+        "Initialize a simple dtype registered under name.\n\n"
+        "bits is the exact encoding width (an int > 0, not a bool); "
+        "supertype is the enclosing registered DTypeCategory.")},
+    {0, NULL},
+};
+
+static PyType_Spec sw_simple_init_spec = {
+    .name = "stride_weave._dtypes._SimpleInit",
+    .basicsize = 0,
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = sw_simple_init_slots,
+};
+
+int
+sw_simple_init_create_type(PyObject *module, sw_state *st)
+{
+    st->simple_init_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+        module, &sw_simple_init_spec, (PyObject *)st->base_type);
+    return st->simple_init_type ? 0 : -1;
 }

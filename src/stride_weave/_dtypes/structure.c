@@ -25,6 +25,33 @@ sw_encode_float(PyObject *value)
     return PyUnicode_FromString(buf);
 }
 
+/* "int:<decimal>" for values that fit in 64 bits, "int:0x<hex>" (or
+ * "int:-0x<hex>") beyond: canonical for every value, readable for usual
+ * ones, and never subject to the int-to-decimal digit limit. */
+PyObject *
+sw_structure_encode_int(PyObject *value)
+{
+    int overflow;
+    long long small = PyLong_AsLongLongAndOverflow(value, &overflow);
+    PyObject *digits, *result;
+
+    if (small == -1 && overflow == 0 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!overflow) {
+        char buf[32];
+        PyOS_snprintf(buf, sizeof buf, "int:%lld", small);
+        return PyUnicode_FromString(buf);
+    }
+    digits = PyNumber_ToBase(value, 16);   /* exact int: no user code */
+    if (digits == NULL) {
+        return NULL;
+    }
+    result = PyUnicode_FromFormat("int:%U", digits);
+    Py_DECREF(digits);
+    return result;
+}
+
 static PyObject *
 sw_encode_value(sw_state *st, PyObject *value, PyObject *owner);
 
@@ -66,14 +93,7 @@ sw_encode_value(sw_state *st, PyObject *value, PyObject *owner)
         return PyUnicode_FromString(value == Py_True ? "bool:True" : "bool:False");
     }
     if (tp == &PyLong_Type) {
-        PyObject *digits = PyObject_Str(value);   /* exact int: no user code */
-        PyObject *result;
-        if (digits == NULL) {
-            return NULL;
-        }
-        result = PyUnicode_FromFormat("int:%U", digits);
-        Py_DECREF(digits);
-        return result;
+        return sw_structure_encode_int(value);
     }
     if (tp == &PyFloat_Type) {
         return sw_encode_float(value);

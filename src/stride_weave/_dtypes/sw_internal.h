@@ -65,6 +65,9 @@ typedef struct {
     PyTypeObject *category_type;    /* DTypeCategory */
     PyTypeObject *simple_type;      /* SimpleDType */
     PyTypeObject *compound_type;    /* CompoundDType */
+    PyTypeObject *category_init_type;   /* _CategoryInit: tp_init layouts */
+    PyTypeObject *simple_init_type;     /* _SimpleInit */
+    PyTypeObject *compound_init_type;   /* _CompoundInit */
     PyTypeObject *rule_meta_type;   /* RuleMeta */
     PyTypeObject *rule_base_type;   /* _RuleBase: the C rule layout */
     PyTypeObject *rule_type;        /* RepresentationRule */
@@ -105,6 +108,7 @@ typedef struct {
     PyObject *simple_types; /* tuple (compound dtypes) */
     PyObject *rules;        /* tuple (compound dtypes) */
     PyObject *structure;    /* tuple, recorded at finalization */
+    PyObject *attrs;        /* user attributes of a subclass (attrs.c) */
     PyObject *weakreflist;
     sw_kind kind;
     int initialized;        /* the kind's __init__ ran */
@@ -116,6 +120,7 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     PyObject *structure;    /* tuple, recorded at construction */
+    PyObject *attrs;        /* user attributes of a subclass (attrs.c) */
     PyObject *weakreflist;
     int build_state;        /* sw_build_state */
 } sw_rule;
@@ -133,7 +138,7 @@ int sw_is_descriptor_class(PyTypeObject *tp);
 PyObject *sw_meta_create_model_class(sw_state *st, const char *name,
                                      PyObject *bases, PyObject *ns,
                                      int abstract, sw_kind kind);
-int sw_check_owned_members(PyObject *owned, PyTypeObject *model_base,
+int sw_check_owned_members(PyObject *owned, PyTypeObject *const *model_types,
                            PyTypeObject *meta, const char *clsname,
                            PyObject *bases, PyObject *ns);
 int sw_parse_class_keywords(PyObject *kwds, const char *keyword,
@@ -155,11 +160,19 @@ int sw_check_reference(sw_state *st, PyObject *ref, const char *argname,
 int sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
                        const char *funcname);
 PyObject *sw_descriptor_repr(PyObject *self);
-int sw_replace_instance_dict(PyTypeObject *cls, int for_rules);
-int sw_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out);
+
+/* attrs.c */
+PyObject *sw_attrs_prepare_namespace(PyObject *ns, int *own_attrs);
+int sw_attrs_setup_class(PyTypeObject *cls, int own_attrs,
+                         PyGetSetDef **slot_defs);
+int sw_attrs_setattr(PyObject *self, PyObject **attrs, PyObject *name,
+                     PyObject *value);
 
 /* category.c, simple.c, compound.c */
 int sw_dtype_fill_namespace(sw_state *st, PyObject *ns);
+int sw_category_init_create_type(PyObject *module, sw_state *st);
+int sw_simple_init_create_type(PyObject *module, sw_state *st);
+int sw_compound_init_create_type(PyObject *module, sw_state *st);
 int sw_category_fill_namespace(sw_state *st, PyObject *ns);
 int sw_simple_fill_namespace(sw_state *st, PyObject *ns);
 int sw_compound_fill_namespace(sw_state *st, PyObject *ns);
@@ -188,6 +201,7 @@ PyObject *sw_registry_snapshot(sw_registry *r, PyTypeObject *cls);
 PyObject *sw_structure_encode_extension(sw_state *st, PyObject *ext,
                                         PyObject *owner);
 PyObject *sw_structure_ref(sw_descriptor *d);
+PyObject *sw_structure_encode_int(PyObject *value);
 PyObject *sw_structure_field(const char *label, PyObject *value);
 PyObject *sw_structure_describe_leaf(PyObject *leaf);
 PyObject *sw_structure_diff(PyObject *ours, PyObject *theirs);
