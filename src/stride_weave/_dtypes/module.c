@@ -203,9 +203,11 @@ sw_build_graph(PyObject *module, sw_state *st)
 {
     st->empty_tuple = PyTuple_New(0);
     st->str_structure_extension = PyUnicode_InternFromString("structure_extension");
+    st->str_module = PyUnicode_InternFromString("__module__");
     st->owned_names = sw_frozenset_of(sw_owned_member_names);
     st->rule_owned_names = sw_frozenset_of(sw_rule_owned_member_names);
     if (st->empty_tuple == NULL || st->str_structure_extension == NULL
+        || st->str_module == NULL
         || st->owned_names == NULL || st->rule_owned_names == NULL) {
         return -1;
     }
@@ -374,6 +376,7 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->rule_owned_names);
     Py_VISIT(st->empty_tuple);
     Py_VISIT(st->str_structure_extension);
+    Py_VISIT(st->str_module);
     return sw_registry_traverse(&st->registry, visit, arg);
 }
 
@@ -400,6 +403,7 @@ sw_clear(PyObject *module)
     Py_CLEAR(st->rule_owned_names);
     Py_CLEAR(st->empty_tuple);
     Py_CLEAR(st->str_structure_extension);
+    Py_CLEAR(st->str_module);
     Py_CLEAR(st->whole_type);
     Py_CLEAR(st->rule_base_type);
     Py_CLEAR(st->rule_meta_type);

@@ -30,7 +30,7 @@ sw_rule_record_structure(sw_state *st, sw_rule *rule)
     PyObject *ext = NULL, *encoded = NULL;
     int status = -1;
 
-    module = PyObject_GetAttrString((PyObject *)tp, "__module__");
+    module = PyObject_GetAttr((PyObject *)tp, st->str_module);
     if (module == NULL) {
         goto done;
     }

@@ -78,6 +78,7 @@ typedef struct {
     PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
     PyObject *empty_tuple;
     PyObject *str_structure_extension;
+    PyObject *str_module;           /* interned "__module__" */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
 } sw_state;
