@@ -31,6 +31,14 @@ def registry_unchanged():
     )
 
 
+@contextlib.contextmanager
+def refused(exc, match=None):
+    """``pytest.raises`` that also asserts the registry is left unchanged."""
+    with registry_unchanged():
+        with pytest.raises(exc, match=match) as info:
+            yield info
+
+
 @pytest.fixture
 def fresh_name():
     """A function returning fresh, never-registered names."""

@@ -5,19 +5,10 @@ widths of the spec's table; every built-in is ``DType.<name>`` and identical
 to ``DType.from_name(<name>)``; the categories serve as supertypes for
 registered simple and compound descriptors.
 """
-import contextlib
 import pytest
 
-from conftest import registry_unchanged, unique_name
+from conftest import unique_name
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 BUILTIN_CATEGORIES = {

@@ -6,19 +6,10 @@ rejected or non-canonical category a ValueError; the removed
 ``opaque_storage`` keyword is a TypeError; all before the name is
 registered.
 """
-import contextlib
 import pytest
 
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 def _assert_unregistered(*names):

@@ -6,21 +6,12 @@ does not declare ``abstract=False``; kinds are reported by
 and ``is_subtype_of()`` walk the category chain; ``is_opaque_storage`` does
 not exist anywhere.
 """
-import contextlib
 import types
 
 import pytest
 
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 def _assert_unregistered(name):

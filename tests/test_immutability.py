@@ -6,22 +6,13 @@ and the registered name; a subclass that shadows a model-owned member (in its
 body or through a non-model base) is a TypeError at class creation, and
 assigning/deleting a model-owned class member later is an AttributeError.
 """
-import contextlib
 import copy
 import types
 
 import pytest
 
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 # design.md "Model-owned members".

@@ -12,17 +12,9 @@ import types
 import pytest
 
 import stride_weave.dtypes as public
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave import _dtypes
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 MODEL_CLASSES = [DType, DTypeCategory, SimpleDType, CompoundDType]

@@ -4,19 +4,10 @@ Extension registration leaves DType's attributes unchanged; extensions are
 reached through registered() and from_name(); rebinding, deleting or adding
 DType attributes is an AttributeError.
 """
-import contextlib
 import pytest
 
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 MODEL_CLASSES = [DType, DTypeCategory, SimpleDType, CompoundDType]

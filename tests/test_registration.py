@@ -5,23 +5,14 @@ name is a non-empty ``str`` unique within the process; a failed construction
 publishes nothing; descriptors compare and hash by identity; ``name`` and
 ``value`` return the registered string.
 """
-import contextlib
 import pickle
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave.dtypes import DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 def _assert_unregistered(name):

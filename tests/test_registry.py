@@ -6,19 +6,10 @@ subclass. ``from_name(name)`` returns the identity with that exact name,
 narrowed by class; non-str is TypeError; unknown or kind mismatch is
 LookupError.
 """
-import contextlib
 import pytest
 
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 def _simple(name=None, supertype=None):

@@ -4,7 +4,6 @@
 otherwise ValueError; supertype is a DTypeCategory, otherwise TypeError; both
 failures happen before the name is registered.
 """
-import contextlib
 import decimal
 import fractions
 import sys
@@ -13,16 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 def _assert_unregistered(name):

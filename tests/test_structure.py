@@ -6,7 +6,6 @@ with user values tagged (``"str:..."``, ``"int:..."``, ``"bool:..."``,
 ``"float:<16 hex>"``, ``"none"``, ``"whole"``) and references expanded as
 ``("ref", "str:<name>", <structure>)``.
 """
-import contextlib
 import decimal
 import fractions
 import itertools
@@ -20,18 +19,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave.dtypes import (
     DType, DTypeCategory, SimpleDType, Whole, WholeExtent,
 )
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 # --------------------------------------------------------------------------

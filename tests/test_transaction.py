@@ -6,19 +6,10 @@ name free and leaves the half-built instance unusable; references must be
 finished canonical descriptors; ``structure_extension()`` runs exactly once;
 re-initialising a finished descriptor is an AttributeError.
 """
-import contextlib
 import pytest
 
-from conftest import registry_unchanged, unique_name
+from conftest import registry_unchanged, unique_name, refused
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
 
 
 class Boom(Exception):
