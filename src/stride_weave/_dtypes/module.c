@@ -270,6 +270,10 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (st->compound_type == NULL) {
         return -1;
     }
+    if (sw_level_create_type(module, st) < 0
+        || sw_symbolic_create_type(module, st) < 0) {
+        return -1;
+    }
     return sw_install_builtins(st);
 }
 
@@ -286,6 +290,8 @@ sw_export(PyObject *module, sw_state *st)
         {"RepresentationRule", (PyObject *)st->rule_type},
         {"WholeExtent", (PyObject *)st->whole_type},
         {"Whole", st->whole},
+        {"Level", (PyObject *)st->level_type},
+        {"SymbolicBits", (PyObject *)st->symbolic_type},
         {NULL, NULL},
     };
     int i;
@@ -370,6 +376,8 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->rule_base_type);
     Py_VISIT(st->rule_type);
     Py_VISIT(st->whole_type);
+    Py_VISIT(st->level_type);
+    Py_VISIT(st->symbolic_type);
     Py_VISIT(st->whole);
     Py_VISIT(st->reconstruct);
     Py_VISIT(st->owned_names);
@@ -405,6 +413,8 @@ sw_clear(PyObject *module)
     Py_CLEAR(st->str_structure_extension);
     Py_CLEAR(st->str_module);
     Py_CLEAR(st->whole_type);
+    Py_CLEAR(st->level_type);
+    Py_CLEAR(st->symbolic_type);
     Py_CLEAR(st->rule_base_type);
     Py_CLEAR(st->rule_meta_type);
     Py_CLEAR(st->base_type);

@@ -72,6 +72,8 @@ typedef struct {
     PyTypeObject *rule_base_type;   /* _RuleBase: the C rule layout */
     PyTypeObject *rule_type;        /* RepresentationRule */
     PyTypeObject *whole_type;       /* WholeExtent */
+    PyTypeObject *level_type;       /* Level */
+    PyTypeObject *symbolic_type;    /* SymbolicBits */
     PyObject *whole;                /* the Whole singleton */
     PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
     PyObject *owned_names;          /* frozenset: model-owned descriptor members */
@@ -184,6 +186,10 @@ PyObject *sw_compound_contract(sw_state *st, sw_descriptor *d);
 /* rule.c */
 int sw_rule_create_types(PyObject *module, sw_state *st);
 int sw_is_rule_class(PyTypeObject *tp);
+
+/* level.c, symbolic.c */
+int sw_level_create_type(PyObject *module, sw_state *st);
+int sw_symbolic_create_type(PyObject *module, sw_state *st);
 
 /* whole.c */
 int sw_whole_create(PyObject *module, sw_state *st);
