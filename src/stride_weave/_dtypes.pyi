@@ -1,0 +1,197 @@
+# Type stubs for the C extension stride_weave._dtypes.
+#
+# The runtime module is checked against this file by
+# `python -m mypy.stubtest stride_weave._dtypes stride_weave.dtypes`.
+# Private implementation bases of the C types (_DescriptorBase, _CategoryInit,
+# _SimpleInit, _CompoundInit, _RuleBase) are not part of the API and are not
+# modelled: their members are declared on the public classes here.
+#
+# Note: `Any` is a built-in descriptor (`DType.Any`), so `typing.Any` is not
+# imported under that name in this file.
+
+from collections.abc import Callable, Iterable
+from typing import ClassVar, Final, NoReturn, Self, SupportsIndex, final
+
+from stride_weave._typing import (
+    RepresentationValidationContext,
+    Structure,
+    StructureExtension,
+)
+
+_Reduced = tuple[Callable[[str, Structure], DType], tuple[str, Structure]]
+
+@final
+class DTypeMeta(type):
+    """Metaclass of every descriptor class (cannot be subclassed).
+
+    Accepts one class keyword, `abstract` (default True); `abstract=False`
+    makes the class constructible.
+    """
+
+    def __new__(
+        mcls,
+        name: str,
+        bases: tuple[type, ...],
+        namespace: dict[str, object],
+        /,
+        *,
+        abstract: bool = True,
+    ) -> DTypeMeta: ...
+    def __init__(
+        self,
+        name: str,
+        bases: tuple[type, ...],
+        namespace: dict[str, object],
+        /,
+        *,
+        abstract: bool = True,
+    ) -> None: ...
+
+class DType(metaclass=DTypeMeta):
+    """Abstract base of every dtype descriptor."""
+
+    # The built-in graph (plain class attributes of DType).
+    Any: ClassVar[DTypeCategory]
+    Floating: ClassVar[DTypeCategory]
+    Integer: ClassVar[DTypeCategory]
+    Bool: ClassVar[SimpleDType]
+    Int32: ClassVar[SimpleDType]
+    Int8: ClassVar[SimpleDType]
+    Float32: ClassVar[SimpleDType]
+    Float64: ClassVar[SimpleDType]
+    E8M0: ClassVar[SimpleDType]
+    E5M2: ClassVar[SimpleDType]
+    E4M3: ClassVar[SimpleDType]
+    E3M2: ClassVar[SimpleDType]
+    E2M3: ClassVar[SimpleDType]
+    E2M1: ClassVar[SimpleDType]
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def value(self) -> str: ...
+    @property
+    def supertype(self) -> DTypeCategory | None: ...
+    def supertypes(self) -> tuple[DTypeCategory, ...]: ...
+    def is_subtype_of(self, other: DType, /) -> bool: ...
+    def is_category(self) -> bool: ...
+    def is_simple(self) -> bool: ...
+    def is_compound(self) -> bool: ...
+    def structure(self) -> Structure: ...
+    def structure_extension(self) -> StructureExtension: ...
+    @classmethod
+    def from_name(cls, name: str, /) -> Self: ...
+    @classmethod
+    def registered(cls) -> tuple[Self, ...]: ...
+    def __reduce__(self) -> _Reduced: ...
+    def __reduce_ex__(self, protocol: SupportsIndex, /) -> _Reduced: ...
+    def __copy__(self) -> Self: ...
+    def __deepcopy__(self, memo: object, /) -> Self: ...
+
+class DTypeCategory(DType):
+    """A category: a relationship identity in the supertype hierarchy."""
+
+    def __init__(self, name: str, *, supertype: DTypeCategory | None = None) -> None: ...
+
+class SimpleDType(DType):
+    """A simple dtype: one fixed-width scalar encoding beneath a category."""
+
+    def __init__(self, name: str, *, bits: int, supertype: DTypeCategory) -> None: ...
+    @property
+    def bits(self) -> int: ...
+    # A simple dtype always has a category as its supertype.
+    @property
+    def supertype(self) -> DTypeCategory: ...
+
+class CompoundDType(DType):
+    """Abstract base of compound dtypes stored in several simple-dtype planes."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        supertype: DTypeCategory | None = None,
+        simple_types: Iterable[SimpleDType],
+        representation_rules: Iterable[RepresentationRule] = (),
+    ) -> None: ...
+    @property
+    def simple_types(self) -> tuple[SimpleDType, ...]: ...
+    @property
+    def num_carriers(self) -> int: ...
+    @property
+    def representation_rules(self) -> tuple[RepresentationRule, ...]: ...
+
+@final
+class RuleMeta(type):
+    """Metaclass of RepresentationRule and its subclasses (cannot be subclassed).
+
+    Accepts no class keywords.
+    """
+
+    def __new__(
+        mcls, name: str, bases: tuple[type, ...], namespace: dict[str, object], /
+    ) -> RuleMeta: ...
+
+class RepresentationRule(metaclass=RuleMeta):
+    """Base class of declarative, immutable representation rules.
+
+    Subclasses implement validate(context). Rules are not picklable on their
+    own; they travel inside their compound dtype's structure.
+    """
+
+    def structure(self) -> Structure: ...
+    def structure_extension(self) -> StructureExtension: ...
+    def validate(self, context: RepresentationValidationContext, /) -> None: ...
+    def __copy__(self) -> Self: ...
+    def __deepcopy__(self, memo: object, /) -> Self: ...
+    def __reduce__(self) -> NoReturn: ...
+    def __reduce_ex__(self, protocol: SupportsIndex, /) -> NoReturn: ...
+
+@final
+class WholeExtent:
+    """The type of Whole; calling it returns the one instance, Whole."""
+
+    def __new__(cls) -> WholeExtent: ...
+    def __reduce__(self) -> str: ...
+    def __copy__(self) -> WholeExtent: ...
+    def __deepcopy__(self, memo: object, /) -> WholeExtent: ...
+
+Whole: Final[WholeExtent]
+
+@final
+class Level:
+    """One scale level of a block-scaled format (immutable, hashable).
+
+    `block` coordinates of the level below share one `scale` value; `block`
+    is a positive int, or Whole for one scale over the entire level below.
+    """
+
+    def __new__(cls, scale: SimpleDType, block: int | WholeExtent) -> Level: ...
+    @property
+    def scale(self) -> SimpleDType: ...
+    @property
+    def block(self) -> int | WholeExtent: ...
+    def is_whole(self) -> bool: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[type[Level], tuple[SimpleDType, int | WholeExtent]]: ...
+    def __copy__(self) -> Level: ...
+    def __deepcopy__(self, memo: object, /) -> Level: ...
+
+@final
+class SymbolicBits:
+    """Storage cost `constant + whole_scale_bits / n` bits per element (immutable)."""
+
+    def __new__(cls, constant: float, whole_scale_bits: int) -> SymbolicBits: ...
+    @property
+    def constant(self) -> float: ...
+    @property
+    def whole_scale_bits(self) -> int: ...
+    def evaluate(self, element_count: int, /) -> float: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[type[SymbolicBits], tuple[float, int]]: ...
+
+def _reconstruct(name: str, structure: Structure, /) -> DType: ...
