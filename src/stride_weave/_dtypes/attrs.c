@@ -219,32 +219,44 @@ sw_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
 
 /* ---- class setup, called by the metaclasses ---------------------------------------- */
 
-/* Before the class is created: a namespace without __slots__ asks for
- * attributes; give it __slots__ = () so CPython adds no instance dict.
- * Returns a new reference to the namespace to use. */
+/* Before the class is created: return a new reference to a copy of the
+ * namespace in which __slots__ is a str or a tuple (an iterable is read
+ * here, once, so type() and the owned-member check see the same names).
+ * A namespace without __slots__ asks for attributes: it gets
+ * __slots__ = () so CPython adds no instance dict, and *own_attrs = 1. */
 PyObject *
 sw_attrs_prepare_namespace(PyObject *ns, int *own_attrs)
 {
-    PyObject *copy;
+    PyObject *copy, *slots;
+    int status;
 
     *own_attrs = 0;
-    if (PyDict_GetItemString(ns, "__slots__") != NULL) {
-        return Py_NewRef(ns);
-    }
     copy = PyDict_Copy(ns);
     if (copy == NULL) {
         return NULL;
     }
-    {
-        PyObject *empty = PyTuple_New(0);
-        if (empty == NULL || PyDict_SetItemString(copy, "__slots__", empty) < 0) {
-            Py_XDECREF(empty);
-            Py_DECREF(copy);
-            return NULL;
-        }
-        Py_DECREF(empty);
+    slots = PyDict_GetItemString(copy, "__slots__");   /* borrowed */
+    if (slots == NULL) {
+        *own_attrs = 1;
+        slots = PyTuple_New(0);
     }
-    *own_attrs = 1;
+    else if (PyUnicode_Check(slots) || PyTuple_CheckExact(slots)) {
+        return copy;
+    }
+    else {
+        /* The copy holds a reference, so user iteration cannot free it. */
+        slots = PySequence_Tuple(slots);
+    }
+    if (slots == NULL) {
+        Py_DECREF(copy);
+        return NULL;
+    }
+    status = PyDict_SetItemString(copy, "__slots__", slots);
+    Py_DECREF(slots);
+    if (status < 0) {
+        Py_DECREF(copy);
+        return NULL;
+    }
     return copy;
 }
 

@@ -443,20 +443,7 @@ sw_base_setattro(PyObject *self, PyObject *name, PyObject *value)
     if (sw_state_check(st) < 0) {
         return -1;
     }
-    if (PyUnicode_CheckExact(name)) {
-        owned = PySet_Contains(st->owned_names, name);
-    }
-    else if (PyUnicode_Check(name)) {
-        PyObject *exact = PyUnicode_FromObject(name);
-        if (exact == NULL) {
-            return -1;
-        }
-        owned = PySet_Contains(st->owned_names, exact);
-        Py_DECREF(exact);
-    }
-    else {
-        owned = 0;   /* the generic path reports the bad name type */
-    }
+    owned = sw_is_owned_name(st->owned_names, name);
     if (owned < 0) {
         return -1;
     }

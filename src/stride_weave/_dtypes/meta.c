@@ -102,45 +102,41 @@ sw_check_names(PyObject *owned, PyObject *names, const char *clsname,
     return 0;
 }
 
+/* The prepared namespace holds __slots__ as a str or a tuple (attrs.c), so
+ * reading it here runs no user code. */
 static int
 sw_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
 {
     PyObject *slots = PyDict_GetItemString(ns, "__slots__");   /* borrowed */
-    PyObject *seq, *check;
+    PyObject *check;
     Py_ssize_t i;
     int status = 0;
 
     if (slots == NULL) {
         return 0;
     }
-    seq = PyUnicode_Check(slots) ? PyTuple_Pack(1, slots)
-                                 : PySequence_Tuple(slots);
-    if (seq == NULL) {
-        return -1;
-    }
     check = PyDict_New();
     if (check == NULL) {
-        Py_DECREF(seq);
         return -1;
     }
-    for (i = 0; i < PyTuple_GET_SIZE(seq) && status == 0; i++) {
-        PyObject *slot = PyTuple_GET_ITEM(seq, i);
-        if (PyUnicode_CheckExact(slot)) {
-            status = PyDict_SetItem(check, slot, Py_None);
+    if (PyUnicode_CheckExact(slots)) {
+        status = PyDict_SetItem(check, slots, Py_None);
+    }
+    else if (PyTuple_Check(slots)) {
+        for (i = 0; i < PyTuple_GET_SIZE(slots) && status == 0; i++) {
+            PyObject *slot = PyTuple_GET_ITEM(slots, i);
+            if (PyUnicode_CheckExact(slot)) {
+                status = PyDict_SetItem(check, slot, Py_None);
+            }
         }
     }
     if (status == 0) {
         status = sw_check_names(owned, check, clsname, NULL);
     }
     Py_DECREF(check);
-    Py_DECREF(seq);
     return status;
 }
 
-/* Refuse a class whose namespace, __slots__, or any foreign base (mixins
- * and their whole MRO) defines an owned member.  Classes made by `meta`
- * were checked when they were created, and `model_types` (NULL-terminated)
- * are the model's C layouts, so both are skipped; so is `object`. */
 static int
 sw_is_one_of(PyTypeObject *k, PyTypeObject *const *types)
 {
@@ -152,7 +148,11 @@ sw_is_one_of(PyTypeObject *k, PyTypeObject *const *types)
     return 0;
 }
 
-int
+/* Refuse a class whose namespace, __slots__, or any foreign base (mixins
+ * and their whole MRO) defines an owned member.  Classes made by `meta`
+ * were checked when they were created, and `model_types` (NULL-terminated)
+ * are the model's C layouts, so both are skipped; so is `object`. */
+static int
 sw_check_owned_members(PyObject *owned, PyTypeObject *const *model_types,
                        PyTypeObject *meta, const char *clsname,
                        PyObject *bases, PyObject *ns)
@@ -191,7 +191,94 @@ sw_check_owned_members(PyObject *owned, PyTypeObject *const *model_types,
     return 0;
 }
 
+/* 1 if `name` (a str or str subclass, read without running its methods)
+ * is in the frozenset `owned`, 0 if not or not a str, -1 on error. */
+int
+sw_is_owned_name(PyObject *owned, PyObject *name)
+{
+    PyObject *exact;
+    int result;
+
+    if (!PyUnicode_Check(name)) {
+        return 0;   /* the generic paths report a bad name type */
+    }
+    if (PyUnicode_CheckExact(name)) {
+        return PySet_Contains(owned, name);
+    }
+    exact = PyUnicode_FromObject(name);
+    if (exact == NULL) {
+        return -1;
+    }
+    result = PySet_Contains(owned, exact);
+    Py_DECREF(exact);
+    return result;
+}
+
+/* 1 if `name` may not be set or deleted on a user class of either
+ * metaclass: an owned member, or the class's __bases__/__class__. */
+int
+sw_is_owned_class_attribute(PyObject *owned, PyObject *name)
+{
+    if (PyUnicode_Check(name)
+        && (PyUnicode_CompareWithASCIIString(name, "__bases__") == 0
+            || PyUnicode_CompareWithASCIIString(name, "__class__") == 0)) {
+        return 1;
+    }
+    return sw_is_owned_name(owned, name);
+}
+
 /* ---- class creation ----------------------------------------------------------- */
+
+/* What creating a class means for both metaclasses (this one and RuleMeta):
+ * prepare the namespace (attrs.c: __slots__ read once, own attribute
+ * storage), refuse owned members, run type() itself, then seal the new
+ * class's attribute accessors.  Model classes (st->installing) skip the
+ * checks.  The caller fills the kind-specific sw_type fields. */
+PyObject *
+sw_meta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
+                    PyTypeObject *const *model_types, PyObject *name,
+                    PyObject *bases, PyObject *ns, PyObject *kwds)
+{
+    const char *clsname = PyUnicode_AsUTF8(name);
+    PyObject *prepared, *args, *cls;
+    int own_attrs;
+    sw_type *t;
+
+    if (clsname == NULL) {
+        return NULL;
+    }
+    prepared = sw_attrs_prepare_namespace(ns, &own_attrs);
+    if (prepared == NULL) {
+        return NULL;
+    }
+    if (!st->installing
+        && sw_check_owned_members(owned, model_types, meta, clsname, bases,
+                                  prepared) < 0) {
+        Py_DECREF(prepared);
+        return NULL;
+    }
+    args = PyTuple_Pack(3, name, bases, prepared);
+    Py_DECREF(prepared);
+    if (args == NULL) {
+        return NULL;
+    }
+    cls = PyType_Type.tp_new(meta, args, kwds);
+    Py_DECREF(args);
+    if (cls == NULL) {
+        return NULL;
+    }
+    /* type's allocation zeroed the sw_type fields past PyHeapTypeObject. */
+    t = (sw_type *)cls;
+    t->state = st;
+    t->is_model = st->installing;
+    if (!t->is_model
+        && sw_attrs_setup_class((PyTypeObject *)cls, own_attrs,
+                                &t->slot_defs) < 0) {
+        Py_DECREF(cls);
+        return NULL;
+    }
+    return cls;
+}
 
 /* The kind a new class inherits from its descriptor bases; -1 on conflict. */
 static int
@@ -230,11 +317,10 @@ static PyObject *
 sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
 {
     sw_state *st = PyType_GetModuleState(meta);
-    PyObject *name, *bases, *ns, *rest = NULL, *cls = NULL, *newargs;
+    PyObject *name, *bases, *ns, *rest = NULL, *cls;
     const char *clsname;
-    int abstract = 1, has_descriptor_base, own_attrs;
+    int abstract = 1, has_descriptor_base;
     sw_kind kind;
-    sw_type *t;
 
     if (sw_state_check(st) < 0) {
         return NULL;
@@ -247,63 +333,37 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     if (clsname == NULL) {
         return NULL;
     }
+    if (sw_meta_inherited_kind(meta, bases, clsname, &kind,
+                               &has_descriptor_base) < 0) {
+        return NULL;
+    }
     if (sw_parse_class_keywords(kwds, "abstract", &abstract, &rest) < 0) {
         return NULL;
     }
-    if (sw_meta_inherited_kind(meta, bases, clsname, &kind,
-                               &has_descriptor_base) < 0) {
+    if (!st->installing && !has_descriptor_base) {
+        PyErr_Format(PyExc_TypeError,
+                     "class %s: a class made by DTypeMeta must derive "
+                     "from DType", clsname);
         goto error;
     }
-    if (!st->installing) {
-        if (!has_descriptor_base) {
-            PyErr_Format(PyExc_TypeError,
-                         "class %s: a class made by DTypeMeta must derive "
-                         "from DType", clsname);
-            goto error;
-        }
-        if (!abstract && kind == SW_KIND_NONE) {
-            PyErr_Format(PyExc_TypeError,
-                         "class %s cannot be concrete: a constructible "
-                         "descriptor must be a DTypeCategory, SimpleDType or "
-                         "CompoundDType subclass", clsname);
-            goto error;
-        }
+    if (!st->installing && !abstract && kind == SW_KIND_NONE) {
+        PyErr_Format(PyExc_TypeError,
+                     "class %s cannot be concrete: a constructible "
+                     "descriptor must be a DTypeCategory, SimpleDType or "
+                     "CompoundDType subclass", clsname);
+        goto error;
+    }
+    {
         PyTypeObject *const model_types[] = {
             st->base_type, st->category_init_type, st->simple_init_type,
             st->compound_init_type, NULL};
-        if (sw_check_owned_members(st->owned_names, model_types, meta,
-                                   clsname, bases, ns) < 0) {
-            goto error;
-        }
+        cls = sw_meta_build_class(meta, st, st->owned_names, model_types,
+                                  name, bases, ns, rest);
     }
-    ns = sw_attrs_prepare_namespace(ns, &own_attrs);
-    if (ns == NULL) {
-        goto error;
-    }
-    newargs = PyTuple_Pack(3, name, bases, ns);
-    Py_DECREF(ns);
-    if (newargs == NULL) {
-        goto error;
-    }
-    cls = PyType_Type.tp_new(meta, newargs, rest);
-    Py_DECREF(newargs);
-    if (cls == NULL) {
-        goto error;
-    }
-    Py_CLEAR(rest);
-    t = (sw_type *)cls;
-    t->state = st;
-    t->kind = kind;
-    t->abstract = abstract;
-    t->is_model = st->installing;
-    t->snapshot = NULL;
-    t->snapshot_version = 0;
-    t->slot_defs = NULL;
-    if (!t->is_model
-        && sw_attrs_setup_class((PyTypeObject *)cls, own_attrs,
-                                &t->slot_defs) < 0) {
-        Py_DECREF(cls);
-        return NULL;
+    Py_XDECREF(rest);
+    if (cls != NULL) {
+        ((sw_type *)cls)->kind = kind;
+        ((sw_type *)cls)->abstract = abstract;
     }
     return cls;
 
@@ -369,24 +429,7 @@ sw_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
                      ((PyTypeObject *)self)->tp_name);
         return -1;
     }
-    if (!PyUnicode_Check(name)) {
-        return PyType_Type.tp_setattro(self, name, value);
-    }
-    if (PyUnicode_CompareWithASCIIString(name, "__bases__") == 0
-        || PyUnicode_CompareWithASCIIString(name, "__class__") == 0) {
-        owned = 1;
-    }
-    else if (PyUnicode_CheckExact(name)) {
-        owned = PySet_Contains(t->state->owned_names, name);
-    }
-    else {
-        PyObject *exact = PyUnicode_FromObject(name);
-        if (exact == NULL) {
-            return -1;
-        }
-        owned = PySet_Contains(t->state->owned_names, exact);
-        Py_DECREF(exact);
-    }
+    owned = sw_is_owned_class_attribute(t->state->owned_names, name);
     if (owned < 0) {
         return -1;
     }
@@ -458,7 +501,6 @@ static void
 sw_meta_dealloc(PyObject *self)
 {
     PyTypeObject *meta = Py_TYPE(self);
-
     PyGetSetDef *slot_defs = ((sw_type *)self)->slot_defs;
 
     Py_CLEAR(((sw_type *)self)->snapshot);

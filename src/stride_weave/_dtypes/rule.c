@@ -110,9 +110,9 @@ static PyObject *
 sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
 {
     sw_state *st = PyType_GetModuleState(meta);
-    PyObject *name, *bases, *ns, *rest = NULL, *cls, *newargs;
-    const char *clsname;
-    int unused = 0, own_attrs;
+    PyTypeObject *const model_types[] = {st ? st->rule_base_type : NULL, NULL};
+    PyObject *name, *bases, *ns, *rest = NULL, *cls;
+    int unused = 0;
     Py_ssize_t i;
 
     if (sw_state_check(st) < 0) {
@@ -120,10 +120,6 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     }
     if (!PyArg_ParseTuple(args, "UO!O!:RuleMeta", &name, &PyTuple_Type,
                           &bases, &PyDict_Type, &ns)) {
-        return NULL;
-    }
-    clsname = PyUnicode_AsUTF8(name);
-    if (clsname == NULL) {
         return NULL;
     }
     if (!st->installing) {
@@ -135,13 +131,8 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
         }
         if (!has_rule_base) {
             PyErr_Format(PyExc_TypeError,
-                         "class %s: a class made by RuleMeta must derive "
-                         "from RepresentationRule", clsname);
-            return NULL;
-        }
-        PyTypeObject *const model_types[] = {st->rule_base_type, NULL};
-        if (sw_check_owned_members(st->rule_owned_names, model_types,
-                                   meta, clsname, bases, ns) < 0) {
+                         "class %U: a class made by RuleMeta must derive "
+                         "from RepresentationRule", name);
             return NULL;
         }
     }
@@ -149,34 +140,13 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     if (sw_parse_class_keywords(kwds, NULL, &unused, &rest) < 0) {
         return NULL;
     }
-    ns = sw_attrs_prepare_namespace(ns, &own_attrs);
-    if (ns == NULL) {
-        Py_XDECREF(rest);
-        return NULL;
-    }
-    newargs = PyTuple_Pack(3, name, bases, ns);
-    Py_DECREF(ns);
-    if (newargs == NULL) {
-        Py_XDECREF(rest);
-        return NULL;
-    }
-    cls = PyType_Type.tp_new(meta, newargs, rest);
-    Py_DECREF(newargs);
+    cls = sw_meta_build_class(meta, st, st->rule_owned_names, model_types,
+                              name, bases, ns, rest);
     Py_XDECREF(rest);
-    if (cls == NULL) {
-        return NULL;
-    }
-    ((sw_type *)cls)->state = st;
-    ((sw_type *)cls)->kind = SW_KIND_NONE;
-    ((sw_type *)cls)->abstract = st->installing;   /* only the base itself */
-    ((sw_type *)cls)->is_model = st->installing;
-    ((sw_type *)cls)->snapshot = NULL;
-    ((sw_type *)cls)->slot_defs = NULL;
-    if (!st->installing
-        && sw_attrs_setup_class((PyTypeObject *)cls, own_attrs,
-                                &((sw_type *)cls)->slot_defs) < 0) {
-        Py_DECREF(cls);
-        return NULL;
+    if (cls != NULL) {
+        ((sw_type *)cls)->kind = SW_KIND_NONE;
+        /* Only RepresentationRule itself is abstract. */
+        ((sw_type *)cls)->abstract = st->installing;
     }
     return cls;
 }
@@ -191,7 +161,7 @@ static int
 sw_rule_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
 {
     sw_type *t = (sw_type *)self;
-    int owned = 0;
+    int owned;
 
     if (sw_state_check(t->state) < 0) {
         return -1;
@@ -203,13 +173,7 @@ sw_rule_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
                      ((PyTypeObject *)self)->tp_name);
         return -1;
     }
-    if (PyUnicode_CheckExact(name)) {
-        owned = PyUnicode_CompareWithASCIIString(name, "__bases__") == 0
-                || PyUnicode_CompareWithASCIIString(name, "__class__") == 0;
-        if (!owned) {
-            owned = PySet_Contains(t->state->rule_owned_names, name);
-        }
-    }
+    owned = sw_is_owned_class_attribute(t->state->rule_owned_names, name);
     if (owned < 0) {
         return -1;
     }
@@ -317,6 +281,9 @@ sw_rule_dealloc(PyObject *self)
 static int
 sw_rule_setattro(PyObject *self, PyObject *name, PyObject *value)
 {
+    sw_state *st;
+    int owned;
+
     if (((sw_rule *)self)->build_state != SW_BUILDING) {
         PyErr_Format(PyExc_AttributeError,
                      "cannot %s attribute %R of a %s: rules are immutable "
@@ -324,9 +291,15 @@ sw_rule_setattro(PyObject *self, PyObject *name, PyObject *value)
                      Py_TYPE(self)->tp_name);
         return -1;
     }
-    if (PyUnicode_Check(name)
-        && (PyUnicode_CompareWithASCIIString(name, "structure") == 0
-            || PyUnicode_CompareWithASCIIString(name, "__class__") == 0)) {
+    st = ((sw_type *)Py_TYPE(self))->state;
+    if (sw_state_check(st) < 0) {
+        return -1;
+    }
+    owned = sw_is_owned_name(st->rule_owned_names, name);
+    if (owned < 0) {
+        return -1;
+    }
+    if (owned) {
         PyErr_Format(PyExc_AttributeError,
                      "cannot %s %R on a rule: it is owned by the framework",
                      value ? "set" : "delete", name);

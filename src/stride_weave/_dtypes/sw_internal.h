@@ -141,9 +141,12 @@ int sw_is_descriptor_class(PyTypeObject *tp);
 PyObject *sw_meta_create_model_class(sw_state *st, const char *name,
                                      PyObject *bases, PyObject *ns,
                                      int abstract, sw_kind kind);
-int sw_check_owned_members(PyObject *owned, PyTypeObject *const *model_types,
-                           PyTypeObject *meta, const char *clsname,
-                           PyObject *bases, PyObject *ns);
+PyObject *sw_meta_build_class(PyTypeObject *meta, sw_state *st,
+                              PyObject *owned, PyTypeObject *const *model_types,
+                              PyObject *name, PyObject *bases, PyObject *ns,
+                              PyObject *kwds);
+int sw_is_owned_name(PyObject *owned, PyObject *name);
+int sw_is_owned_class_attribute(PyObject *owned, PyObject *name);
 int sw_parse_class_keywords(PyObject *kwds, const char *keyword,
                             int *value, PyObject **rest);
 
