@@ -32,13 +32,13 @@ import pickle
 import sys
 
 from stride_weave.dtypes import (
-    CompoundDType,
     DType,
     DTypeCategory,
-    RepresentationRule,
     SimpleDType,
     Whole,
 )
+
+from _defs import BUILTIN_NAMES, PlanePair, TagRule  # noqa: F401 (re-exported)
 
 KINDS = ("category", "simple", "compound", "subclass", "subcategory")
 
@@ -55,39 +55,6 @@ MISMATCHED = {
     "rule": frozenset({"compound"}),
     "extension": frozenset({"subclass"}),
 }
-
-BUILTIN_NAMES = (
-    "Any", "Floating", "Integer",
-    "Bool", "Int32", "Int8", "Float32", "Float64",
-    "E8M0", "E5M2", "E4M3", "E3M2", "E2M3", "E2M1",
-)
-
-
-class BlockRule(RepresentationRule):
-    """A declarative rule carrying one integer parameter."""
-
-    def __init__(self, block):
-        super().__init__()
-        self.block = block
-
-    def structure_extension(self):
-        return ("block", self.block)
-
-    def validate(self, context):
-        return None
-
-
-class PlanePair(CompoundDType, abstract=False):
-    """A concrete compound dtype built from caller-supplied planes."""
-
-    def __init__(self, name, *, planes, rules=(), supertype=None):
-        super().__init__(
-            name,
-            supertype=supertype,
-            simple_types=planes,
-            representation_rules=rules,
-        )
-
 
 class MarkedCategory(DTypeCategory, abstract=False):
     """A user category subclass adding a structure extension."""
@@ -120,7 +87,7 @@ def register(names, variant="base"):
         bits=32 if variant == "width" else 16,
         supertype=category,
     )
-    rule = BlockRule(64 if variant == "rule" else 32)
+    rule = TagRule(64 if variant == "rule" else 32)
     compound = PlanePair(
         names["compound"],
         planes=[simple, DType.Float64 if variant == "plane" else DType.Float32],

@@ -27,13 +27,13 @@ import sys
 import traceback
 
 from stride_weave.dtypes import (
-    CompoundDType,
     DType,
     DTypeCategory,
-    RepresentationRule,
     SimpleDType,
     Whole,
 )
+
+from _defs import BUILTIN_NAMES, PlanePair, TagRule  # noqa: F401 (re-exported)
 
 VARIANT_ENV = "SW_WORKER_VARIANT"
 VARIANT = os.environ.get(VARIANT_ENV, "base")
@@ -51,31 +51,6 @@ KINDS = tuple(NAMES)
 # kinds whose definition differs between "base" and "wide"
 DIFFERS_WHEN_WIDE = frozenset({"simple", "compound"})
 
-BUILTIN_NAMES = (
-    "Any", "Floating", "Integer",
-    "Bool", "Int32", "Int8", "Float32", "Float64",
-    "E8M0", "E5M2", "E4M3", "E3M2", "E2M3", "E2M1",
-)
-
-
-class BlockRule(RepresentationRule):
-    def __init__(self, block):
-        super().__init__()
-        self.block = block
-
-    def structure_extension(self):
-        return ("block", self.block)
-
-    def validate(self, context):
-        return None
-
-
-class PlanePair(CompoundDType, abstract=False):
-    def __init__(self, name, *, planes, rules=(), supertype=None):
-        super().__init__(name, supertype=supertype, simple_types=planes,
-                         representation_rules=rules)
-
-
 class TaggedSimple(SimpleDType, abstract=False):
     def structure_extension(self):
         return ("tag", 1.5, -0.0, True, None, Whole, (7, "nested"))
@@ -91,7 +66,7 @@ def _register():
     simple = SimpleDType(NAMES["simple"], bits=32 if VARIANT == "wide" else 16,
                          supertype=category)
     compound = PlanePair(NAMES["compound"], planes=[simple, DType.Float32],
-                         rules=[BlockRule(32)])
+                         rules=[TagRule(32)])
     subclass = TaggedSimple(NAMES["subclass"], bits=8, supertype=DType.Floating)
     subcategory = MarkedCategory(NAMES["subcategory"], supertype=DType.Any)
     return {"category": category, "simple": simple, "compound": compound,

@@ -10,6 +10,7 @@ import types
 
 import pytest
 
+from _defs import TagRule
 from conftest import registry_unchanged, unique_name
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
@@ -29,18 +30,6 @@ class Pair(CompoundDType, abstract=False):
     def __init__(self, name, planes, rules=(), supertype=None):
         super().__init__(name, supertype=supertype, simple_types=planes,
                          representation_rules=rules)
-
-
-class TagRule(RepresentationRule):
-    def __init__(self, tag):
-        super().__init__()
-        self.tag = tag
-
-    def structure_extension(self):
-        return ("tag", self.tag)
-
-    def validate(self, context):
-        return None
 
 
 class PlainRule(RepresentationRule):

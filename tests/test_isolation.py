@@ -29,19 +29,13 @@ import textwrap
 import pytest
 
 import stride_weave
+from _defs import BUILTIN_NAMES
 
 TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 # the directory stride_weave is imported from (src/ for an editable install,
 # site-packages for a real one): children import the very same package
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(stride_weave.__file__)))
 CHILD_TIMEOUT = 120
-
-BUILTIN_NAMES = (
-    "Any", "Floating", "Integer",
-    "Bool", "Int32", "Int8", "Float32", "Float64",
-    "E8M0", "E5M2", "E4M3", "E3M2", "E2M3", "E2M1",
-)
-
 
 def run_child(code, *args, flags=(), timeout=CHILD_TIMEOUT):
     """Run `code` in a fresh interpreter; return (returncode, stdout, stderr)."""

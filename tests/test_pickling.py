@@ -373,7 +373,7 @@ def test_plane_and_rule_mismatches_raise_value_error(family):
     with pytest.raises(ValueError):
         _dtypes._reconstruct(d.name, _replace_at(s, planes_path, ("simple_types", planes[:1])))
     rules_path = _field_path(s, "representation_rules")
-    other_rule = _child_defs.BlockRule(64).structure()
+    other_rule = _child_defs.TagRule(64).structure()
     with pytest.raises(ValueError) as info:
         _dtypes._reconstruct(d.name, _replace_at(s, rules_path, ("representation_rules", (other_rule,))))
     msg = _message_without(info.value, d.name)

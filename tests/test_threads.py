@@ -25,12 +25,12 @@ import traceback
 
 import pytest
 
+from _defs import BUILTIN_NAMES, TagRule
 from conftest import unique_name
 from stride_weave.dtypes import (
     CompoundDType,
     DType,
     DTypeCategory,
-    RepresentationRule,
     SimpleDType,
 )
 
@@ -40,10 +40,6 @@ N_SNAPSHOT = 3              # threads looping over registered() snapshots
 N_SHARED = 120              # names every registering thread tries
 N_OWN = 30                 # names only one thread registers (per thread)
 JOIN_TIMEOUT = 60.0
-
-BUILTIN_NAMES = ("Any", "Floating", "Integer", "Bool", "Int8", "Int32",
-                 "Float32", "Float64", "E4M3", "E2M1")
-
 
 @pytest.fixture
 def fast_switching():
@@ -62,18 +58,6 @@ def fast_switching():
 
 def _yield():
     time.sleep(0)
-
-
-class _TagRule(RepresentationRule):
-    def __init__(self, tag):
-        super().__init__()
-        self.tag = tag
-
-    def structure_extension(self):
-        return ("tag", self.tag)
-
-    def validate(self, context):
-        return None
 
 
 class _SlowCategory(DTypeCategory, abstract=False):
@@ -120,7 +104,7 @@ def _construct(kind, name, owner):
         return SimpleDType(name, bits=owner + 1, supertype=DType.Floating)
     if kind == "compound":
         return _Pair(name, owner=owner, planes=[DType.Float32, DType.Int8],
-                     rules=[_TagRule(owner)])
+                     rules=[TagRule(owner)])
     if kind == "slow-category":
         return _SlowCategory(name, owner=owner, supertype=DType.Any)
     if kind == "slow-simple":
