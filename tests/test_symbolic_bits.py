@@ -74,3 +74,11 @@ def test_element_count_below_one_is_a_value_error(count):
 def test_invalid_constructor_arguments(args, exc):
     with pytest.raises(exc):
         SymbolicBits(*args)
+
+
+def test_int_subclass_element_count_runs_no_user_code():
+    class Hostile(int):
+        def __rtruediv__(self, other):
+            raise AssertionError("user __rtruediv__ must not run")
+
+    assert SymbolicBits(4.5, 32).evaluate(Hostile(1024)) == 4.53125

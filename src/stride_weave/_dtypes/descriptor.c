@@ -243,8 +243,6 @@ sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
                          PyObject *supertype)
 {
     PyObject *chain;
-    Py_ssize_t n = 0, i;
-    sw_descriptor *s;
     int taken;
 
     taken = sw_registry_contains(&st->registry, name);
@@ -259,18 +257,20 @@ sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
     }
     if (supertype == Py_None) {
         supertype = NULL;
+        chain = PyTuple_New(0);
     }
-    for (s = (sw_descriptor *)supertype; s != NULL;
-         s = (sw_descriptor *)s->supertype) {
-        n++;
+    else {
+        /* The supertype is finished: its own chain is already recorded. */
+        PyObject *head = PyTuple_Pack(1, supertype);
+        if (head == NULL) {
+            return -1;
+        }
+        chain = PySequence_Concat(head,
+                                  ((sw_descriptor *)supertype)->supertypes);
+        Py_DECREF(head);
     }
-    chain = PyTuple_New(n);
     if (chain == NULL) {
         return -1;
-    }
-    for (i = 0, s = (sw_descriptor *)supertype; s != NULL;
-         s = (sw_descriptor *)s->supertype, i++) {
-        PyTuple_SET_ITEM(chain, i, Py_NewRef((PyObject *)s));
     }
     Py_XSETREF(d->name, Py_NewRef(name));
     Py_XSETREF(d->supertype, Py_XNewRef(supertype));

@@ -112,8 +112,15 @@ sw_symbolic_evaluate(PyObject *self, PyObject *count)
                      count);
         return NULL;
     }
-    /* True division of ints: exact rounding even for huge counts. */
+    /* Exact ints only, so no user __rtruediv__ of an int subclass runs;
+     * true division of ints rounds exactly even for huge counts. */
+    count = PyLong_CheckExact(count) ? Py_NewRef(count)
+                                     : _PyLong_Copy((PyLongObject *)count);
+    if (count == NULL) {
+        return NULL;
+    }
     share = PyNumber_TrueDivide(s->whole_scale_bits, count);
+    Py_DECREF(count);
     if (share == NULL) {
         return NULL;
     }
