@@ -387,6 +387,9 @@ sw_base_traverse(PyObject *self, visitproc visit, void *arg)
     Py_VISIT(d->bits);
     Py_VISIT(d->simple_types);
     Py_VISIT(d->rules);
+    Py_VISIT(d->element);
+    Py_VISIT(d->levels);
+    Py_VISIT(d->bits_per_element);
     Py_VISIT(d->structure);
     Py_VISIT(d->attrs);
     return 0;
@@ -403,6 +406,9 @@ sw_base_clear(PyObject *self)
     Py_CLEAR(d->bits);
     Py_CLEAR(d->simple_types);
     Py_CLEAR(d->rules);
+    Py_CLEAR(d->element);
+    Py_CLEAR(d->levels);
+    Py_CLEAR(d->bits_per_element);
     Py_CLEAR(d->structure);
     Py_CLEAR(d->attrs);
     return 0;

@@ -65,12 +65,15 @@ typedef struct {
     PyTypeObject *category_type;    /* DTypeCategory */
     PyTypeObject *simple_type;      /* SimpleDType */
     PyTypeObject *compound_type;    /* CompoundDType */
+    PyTypeObject *block_scaled_type;    /* BlockScaledDType */
     PyTypeObject *category_init_type;   /* _CategoryInit: tp_init layouts */
     PyTypeObject *simple_init_type;     /* _SimpleInit */
     PyTypeObject *compound_init_type;   /* _CompoundInit */
+    PyTypeObject *block_scaled_init_type;   /* _BlockScaledInit */
     PyTypeObject *rule_meta_type;   /* RuleMeta */
     PyTypeObject *rule_base_type;   /* _RuleBase: the C rule layout */
     PyTypeObject *rule_type;        /* RepresentationRule */
+    PyTypeObject *level_extent_type;    /* LevelExtent */
     PyTypeObject *whole_type;       /* WholeExtent */
     PyTypeObject *level_type;       /* Level */
     PyTypeObject *symbolic_type;    /* SymbolicBits */
@@ -110,6 +113,9 @@ typedef struct {
     PyObject *bits;         /* exact int (simple dtypes) */
     PyObject *simple_types; /* tuple (compound dtypes) */
     PyObject *rules;        /* tuple (compound dtypes) */
+    PyObject *element;      /* SimpleDType (block-scaled dtypes), else NULL */
+    PyObject *levels;       /* tuple of Level (block-scaled dtypes) */
+    PyObject *bits_per_element; /* float or SymbolicBits (block-scaled) */
     PyObject *structure;    /* tuple, recorded at finalization */
     PyObject *attrs;        /* user attributes of a subclass (attrs.c) */
     PyObject *weakreflist;
