@@ -8,6 +8,17 @@ import itertools
 import os
 
 import pytest
+from hypothesis import settings
+
+# Hypothesis profiles, chosen with HYPOTHESIS_PROFILE (unset: hypothesis's
+# own defaults, which CI uses). Tests that set max_examples themselves keep
+# it; tests/test_fuzz.py scales its counts by the loaded profile.
+#   long      20x the examples: a longer local fuzzing session
+#   valgrind  a handful of examples (scripts/valgrind runs 20-50x slower)
+settings.register_profile("long", max_examples=2000, deadline=None)
+settings.register_profile("valgrind", max_examples=5, deadline=None)
+if os.environ.get("HYPOTHESIS_PROFILE"):
+    settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
 _counter = itertools.count()
 

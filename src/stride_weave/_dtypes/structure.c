@@ -330,62 +330,107 @@ done:
     return result;
 }
 
+/* One exact tuple of `ours` being compared with its counterpart. */
+typedef struct {
+    PyObject *ours;         /* borrowed: exact tuple */
+    PyObject *theirs;       /* borrowed: exact tuple of the same size */
+    Py_ssize_t next;        /* the next item to compare */
+    int pushed;             /* this level named a path segment */
+} sw_diff_frame;
+
 /* Walk `ours` (trusted, exact tuples and str) and `theirs` (untrusted) in
  * step.  Returns 0 when equal, 1 with *message set to a new str at the first
  * difference, -1 on error.  Only exact tuple and exact str can match, so no
- * method of a payload object ever runs; recursion is bounded by `ours`. */
+ * method of a payload object ever runs, and nothing here can free them.
+ * The walk keeps its own stack on the heap, sized by the depth of `ours`:
+ * a registered structure may be deeper than the C recursion limit (a long
+ * category chain nests three tuples per level), and a payload can only be
+ * followed as deep as `ours` goes. */
 static int
 sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
              PyObject **message)
 {
-    Py_ssize_t i, n;
-    int pushed = 0, status = 0;
+    sw_diff_frame *stack = NULL, *top;
+    Py_ssize_t depth = 0, capacity = 0, n;
+    int status = 0;
 
-    if (PyUnicode_CheckExact(ours)) {
-        if (PyUnicode_CheckExact(theirs)) {
-            int eq = PyUnicode_Compare(ours, theirs);
-            if (eq == -1 && PyErr_Occurred()) {
-                return -1;
+    for (;;) {
+        if (PyUnicode_CheckExact(ours)) {
+            int eq = -1;
+            if (PyUnicode_CheckExact(theirs)) {
+                eq = PyUnicode_Compare(ours, theirs);
+                if (eq == -1 && PyErr_Occurred()) {
+                    status = -1;
+                    break;
+                }
             }
-            if (eq == 0) {
-                return 0;
+            if (eq != 0) {
+                *message = sw_diff_message(path, ours, theirs);
+                status = *message ? 1 : -1;
+                break;
             }
         }
-        *message = sw_diff_message(path, ours, theirs);
-        return *message ? 1 : -1;
-    }
-    assert(PyTuple_CheckExact(ours));
-    n = PyTuple_GET_SIZE(ours);
-    /* Name this level after its label: contract, field or referenced name. */
-    if (n > 0 && sw_is_label(PyTuple_GET_ITEM(ours, 0))) {
-        PyObject *label = PyTuple_GET_ITEM(ours, 0);
-        if (n == 3 && PyUnicode_CompareWithASCIIString(label, "ref") == 0) {
-            label = PyTuple_GET_ITEM(ours, 1);   /* "str:<name>" */
+        else {
+            int pushed = 0;
+
+            assert(PyTuple_CheckExact(ours));
+            n = PyTuple_GET_SIZE(ours);
+            /* Name this level after its label: contract, field or
+             * referenced name. */
+            if (n > 0 && sw_is_label(PyTuple_GET_ITEM(ours, 0))) {
+                PyObject *label = PyTuple_GET_ITEM(ours, 0);
+                if (n == 3 && PyUnicode_CompareWithASCIIString(label, "ref") == 0) {
+                    label = PyTuple_GET_ITEM(ours, 1);   /* "str:<name>" */
+                }
+                if (path->depth < SW_MAX_PATH) {
+                    path->segments[path->depth] = label;
+                }
+                path->depth++;
+                pushed = 1;
+            }
+            if (!PyTuple_CheckExact(theirs) || PyTuple_GET_SIZE(theirs) != n) {
+                *message = sw_diff_message(path, ours, theirs);
+                status = *message ? 1 : -1;
+                break;
+            }
+            if (depth == capacity) {
+                Py_ssize_t grown = capacity ? capacity * 2 : 32;
+                sw_diff_frame *more = PyMem_Realloc(
+                    stack, (size_t)grown * sizeof(sw_diff_frame));
+                if (more == NULL) {
+                    PyErr_NoMemory();
+                    status = -1;
+                    break;
+                }
+                stack = more;
+                capacity = grown;
+            }
+            stack[depth].ours = ours;
+            stack[depth].theirs = theirs;
+            stack[depth].next = 0;
+            stack[depth].pushed = pushed;
+            depth++;
         }
-        if (path->depth < SW_MAX_PATH) {
-            path->segments[path->depth] = label;
+        /* The next pair: the next item of the innermost unfinished tuple. */
+        for (;;) {
+            if (depth == 0) {
+                goto done;
+            }
+            top = &stack[depth - 1];
+            if (top->next < PyTuple_GET_SIZE(top->ours)) {
+                ours = PyTuple_GET_ITEM(top->ours, top->next);
+                theirs = PyTuple_GET_ITEM(top->theirs, top->next);
+                top->next++;
+                break;
+            }
+            if (top->pushed) {
+                path->depth--;
+            }
+            depth--;
         }
-        path->depth++;
-        pushed = 1;
     }
-    if (!PyTuple_CheckExact(theirs) || PyTuple_GET_SIZE(theirs) != n) {
-        *message = sw_diff_message(path, ours, theirs);
-        status = *message ? 1 : -1;
-        goto done;
-    }
-    if (Py_EnterRecursiveCall(" while comparing structures")) {
-        status = -1;
-        goto done;
-    }
-    for (i = 0; i < n && status == 0; i++) {
-        status = sw_diff_walk(PyTuple_GET_ITEM(ours, i),
-                              PyTuple_GET_ITEM(theirs, i), path, message);
-    }
-    Py_LeaveRecursiveCall();
 done:
-    if (pushed) {
-        path->depth--;
-    }
+    PyMem_Free(stack);
     return status;
 }
 
