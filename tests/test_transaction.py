@@ -330,6 +330,24 @@ def test_init_calling_super_init_twice_is_type_error():
     _assert_unregistered(name)
 
 
+def test_model_init_runs_once_even_after_it_failed():
+    """The model's __init__ claims the object when it starts: after it
+    raised (here for a zero width), calling it again with good arguments is
+    a TypeError, so a rejected argument cannot be retried into a
+    registration (and two threads can never run it on one object)."""
+    class Retry(SimpleDType, abstract=False):
+        def __init__(self, name):
+            try:
+                super().__init__(name, bits=0, supertype=DType.Floating)
+            except ValueError:
+                super().__init__(name, bits=8, supertype=DType.Floating)
+
+    name = unique_name("Retry")
+    with refused(TypeError, match="already called"):
+        Retry(name)
+    _assert_unregistered(name)
+
+
 def test_init_calling_wrong_kind_init_is_type_error():
     class Confused(SimpleDType, abstract=False):
         def __init__(self, name):

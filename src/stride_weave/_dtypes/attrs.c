@@ -11,6 +11,13 @@
  * accessor here.  __slots__ members are wrapped in accessors that refuse
  * writes once sealed.  (A base class from outside the model that brings
  * its own instance dict keeps it; see docs/design.md.)
+ *
+ * Free-threaded builds: `attrs` is created lazily and may be replaced
+ * (`__dict__ = {...}`) while the object is built, so it is read and written
+ * only inside the object's critical section, and readers take a strong
+ * reference before using it.  Every write re-checks the build state inside
+ * that critical section, where the seal is also set (registry.c, rule.c),
+ * so a write is either refused or lands before the object is sealed.
  */
 #include "sw_internal.h"
 
@@ -21,9 +28,19 @@ static int
 sw_attrs_building(PyObject *obj)
 {
     if (sw_is_rule_class(Py_TYPE(obj))) {
-        return ((sw_rule *)obj)->build_state == SW_BUILDING;
+        return SW_LOAD_FLAG(((sw_rule *)obj)->build_state) == SW_BUILDING;
     }
-    return ((sw_descriptor *)obj)->build_state == SW_BUILDING;
+    return SW_LOAD_FLAG(((sw_descriptor *)obj)->build_state) == SW_BUILDING;
+}
+
+static int
+sw_attrs_refuse_sealed(PyObject *obj, PyObject *name, PyObject *value)
+{
+    PyErr_Format(PyExc_AttributeError,
+                 "cannot %s attribute %R of a %s: it is immutable once "
+                 "constructed", value ? "set" : "delete", name,
+                 Py_TYPE(obj)->tp_name);
+    return -1;
 }
 
 static PyObject **
@@ -40,7 +57,14 @@ sw_attrs_slot(PyObject *obj)
 static PyObject *
 sw_attrs_getattro(PyObject *self, PyObject *name)
 {
-    return _PyObject_GenericGetAttrWithDict(self, name, *sw_attrs_slot(self), 0);
+    PyObject *attrs, *result;
+
+    Py_BEGIN_CRITICAL_SECTION(self);
+    attrs = Py_XNewRef(*sw_attrs_slot(self));
+    Py_END_CRITICAL_SECTION();
+    result = _PyObject_GenericGetAttrWithDict(self, name, attrs, 0);
+    Py_XDECREF(attrs);
+    return result;
 }
 
 /* The generic assignment, into `attrs` for classes that own attributes.
@@ -49,20 +73,31 @@ int
 sw_attrs_setattr(PyObject *self, PyObject **attrs, PyObject *name,
                  PyObject *value)
 {
-    if (Py_TYPE(self)->tp_getattro != sw_attrs_getattro) {
-        return PyObject_GenericSetAttr(self, name, value);
+    int status;
+
+    Py_BEGIN_CRITICAL_SECTION(self);
+    if (!sw_attrs_building(self)) {
+        /* Sealed by another thread since the caller checked. */
+        status = sw_attrs_refuse_sealed(self, name, value);
     }
-    if (*attrs == NULL && value != NULL) {
-        *attrs = PyDict_New();
+    else if (Py_TYPE(self)->tp_getattro != sw_attrs_getattro) {
+        status = PyObject_GenericSetAttr(self, name, value);
+    }
+    else {
+        if (*attrs == NULL && value != NULL) {
+            *attrs = PyDict_New();
+        }
         if (*attrs == NULL) {
-            return -1;
+            /* Deleting from no attributes: the generic path reports it. */
+            status = PyErr_Occurred() ? -1
+                                      : PyObject_GenericSetAttr(self, name, value);
+        }
+        else {
+            status = _PyObject_GenericSetAttrWithDict(self, name, value, *attrs);
         }
     }
-    if (*attrs == NULL) {
-        /* Deleting from no attributes: the generic path reports it. */
-        return PyObject_GenericSetAttr(self, name, value);
-    }
-    return _PyObject_GenericSetAttrWithDict(self, name, value, *attrs);
+    Py_END_CRITICAL_SECTION();
+    return status;
 }
 
 /* ---- __dict__ ----------------------------------------------------------------- */
@@ -71,37 +106,56 @@ static PyObject *
 sw_attrs_dict_get(PyObject *self, void *Py_UNUSED(closure))
 {
     PyObject **attrs = sw_attrs_slot(self);
+    PyObject *dict, *proxy;
+    int building;
 
+    Py_BEGIN_CRITICAL_SECTION(self);
     if (*attrs == NULL) {
         *attrs = PyDict_New();
-        if (*attrs == NULL) {
-            return NULL;
-        }
     }
-    if (sw_attrs_building(self)) {
-        return Py_NewRef(*attrs);
+    dict = Py_XNewRef(*attrs);
+    building = sw_attrs_building(self);
+    Py_END_CRITICAL_SECTION();
+    if (dict == NULL || building) {
+        return dict;
     }
-    return PyDictProxy_New(*attrs);   /* sealed: a read-only view */
+    proxy = PyDictProxy_New(dict);   /* sealed: a read-only view */
+    Py_DECREF(dict);
+    return proxy;
 }
 
 static int
 sw_attrs_dict_set(PyObject *self, PyObject *value, void *Py_UNUSED(closure))
 {
+    PyObject *old = NULL;
+    int status = 0;
+
+    if (value != NULL && !PyDict_Check(value) && sw_attrs_building(self)) {
+        PyErr_Format(PyExc_TypeError,
+                     "__dict__ must be set to a dict, got %s",
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    Py_BEGIN_CRITICAL_SECTION(self);
     if (!sw_attrs_building(self)) {
         PyErr_Format(PyExc_AttributeError,
                      "cannot %s __dict__ of a %s: it is immutable once "
                      "constructed", value ? "set" : "delete",
                      Py_TYPE(self)->tp_name);
-        return -1;
+        status = -1;
     }
-    if (value == NULL || !PyDict_Check(value)) {
-        PyErr_Format(PyExc_TypeError,
-                     "__dict__ must be set to a dict, got %s",
-                     value ? Py_TYPE(value)->tp_name : "a deletion");
-        return -1;
+    else if (value == NULL) {
+        PyErr_SetString(PyExc_TypeError,
+                        "__dict__ must be set to a dict, got a deletion");
+        status = -1;
     }
-    Py_XSETREF(*sw_attrs_slot(self), Py_NewRef(value));
-    return 0;
+    else {
+        old = *sw_attrs_slot(self);
+        *sw_attrs_slot(self) = Py_NewRef(value);
+    }
+    Py_END_CRITICAL_SECTION();
+    Py_XDECREF(old);   /* outside: freeing the old dict may run finalizers */
+    return status;
 }
 
 static PyGetSetDef sw_attrs_dict_def = {
@@ -156,15 +210,48 @@ static int
 sw_slot_set(PyObject *self, PyObject *value, void *closure)
 {
     PyMemberDef *def = (PyMemberDef *)closure;
+    PyObject **slot, *old = NULL;
+    int status = 0;
 
+    if (def->type != T_OBJECT_EX) {
+        /* Not a __slots__ member type() made: nothing to race on here. */
+        if (!sw_attrs_building(self)) {
+            PyErr_Format(PyExc_AttributeError,
+                         "cannot %s attribute '%s' of a %s: it is immutable "
+                         "once constructed", value ? "set" : "delete",
+                         def->name, Py_TYPE(self)->tp_name);
+            return -1;
+        }
+        return PyMember_SetOne((char *)self, def, value);
+    }
+    /* What PyMember_SetOne does for T_OBJECT_EX, with the sealed check in
+     * the same critical section (its own would let the seal in between). */
+    slot = (PyObject **)((char *)self + def->offset);
+    Py_BEGIN_CRITICAL_SECTION(self);
     if (!sw_attrs_building(self)) {
         PyErr_Format(PyExc_AttributeError,
                      "cannot %s attribute '%s' of a %s: it is immutable once "
                      "constructed", value ? "set" : "delete", def->name,
                      Py_TYPE(self)->tp_name);
-        return -1;
+        status = -1;
     }
-    return PyMember_SetOne((char *)self, def, value);
+    else if (value == NULL && *slot == NULL) {
+        PyErr_Format(PyExc_AttributeError,
+                     "'%s' object has no attribute '%s'",
+                     Py_TYPE(self)->tp_name, def->name);
+        status = -1;
+    }
+    else {
+        old = *slot;
+#ifdef Py_GIL_DISABLED
+        _Py_atomic_store_ptr_release(slot, Py_XNewRef(value));
+#else
+        *slot = Py_XNewRef(value);
+#endif
+    }
+    Py_END_CRITICAL_SECTION();
+    Py_XDECREF(old);   /* outside: may run a finalizer */
+    return status;
 }
 
 /* Replace the slot member descriptors type() put in cls's own dict.  The

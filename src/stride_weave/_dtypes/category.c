@@ -33,7 +33,7 @@ sw_category_init(PyObject *self, PyObject *args, PyObject *kwds)
         return -1;
     }
     Py_DECREF(exact);
-    d->initialized = 1;
+    SW_STORE_FLAG(d->initialized, 1);
     return 0;
 }
 

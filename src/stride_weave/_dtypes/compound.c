@@ -92,7 +92,7 @@ sw_compound_check_rules(sw_state *st, PyObject *rules_arg)
                          Py_TYPE(rule)->tp_name);
             goto error;
         }
-        if (((sw_rule *)rule)->build_state != SW_FINISHED) {
+        if (SW_LOAD_FLAG(((sw_rule *)rule)->build_state) != SW_FINISHED) {
             PyErr_Format(PyExc_TypeError,
                          "%s: representation_rules[%zd] is a %s that was "
                          "not successfully constructed", SW_COMPOUND_INIT, i,
@@ -151,7 +151,7 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(d->simple_types, planes);
     Py_XSETREF(d->rules, rules);
     Py_DECREF(exact);
-    d->initialized = 1;
+    SW_STORE_FLAG(d->initialized, 1);
     return 0;
 
 error:

@@ -34,13 +34,13 @@ sw_type_short_name(PyObject *obj)
 int
 sw_descriptor_check_usable(sw_descriptor *d)
 {
-    if (d->build_state == SW_REJECTED) {
+    if (SW_LOAD_FLAG(d->build_state) == SW_REJECTED) {
         PyErr_Format(PyExc_ValueError,
                      "descriptor %R was rejected during construction and is "
                      "not usable", d->name ? d->name : Py_None);
         return -1;
     }
-    if (!d->initialized) {
+    if (SW_LOAD_FLAG(d->initialized) != 1) {
         PyErr_Format(PyExc_ValueError,
                      "%s object is not initialized: its __init__ has not "
                      "called the model's __init__ yet",
@@ -56,7 +56,7 @@ sw_descriptor_check_finished(sw_descriptor *d, const char *what)
     if (sw_descriptor_check_usable(d) < 0) {
         return -1;
     }
-    if (d->build_state != SW_FINISHED) {
+    if (SW_LOAD_FLAG(d->build_state) != SW_FINISHED) {
         PyErr_Format(PyExc_ValueError,
                      "%s: descriptor %R is still under construction",
                      what, d->name);
@@ -66,9 +66,16 @@ sw_descriptor_check_finished(sw_descriptor *d, const char *what)
 }
 
 /* Called first by every kind's __init__: refuses a second initialization
- * and a kind mismatch (SimpleDType.__init__ on a category, say). */
-int
-sw_descriptor_begin_init(sw_descriptor *d, sw_kind kind, const char *funcname)
+ * and a kind mismatch (SimpleDType.__init__ on a category, say), then
+ * claims the object (initialized = SW_INIT_CLAIMED) inside its critical
+ * section, so two threads never run a kind's __init__ on one object at
+ * once (a free-threaded build would race on its fields).  The kind sets
+ * initialized = 1 once every field is set; a claim whose __init__ failed
+ * stays: the model's __init__ runs once per object. */
+#define SW_INIT_CLAIMED 2
+
+static int
+sw_begin_init_check(sw_descriptor *d, sw_kind kind, const char *funcname)
 {
     if (d->build_state == SW_FINISHED) {
         PyErr_Format(PyExc_AttributeError,
@@ -91,11 +98,25 @@ sw_descriptor_begin_init(sw_descriptor *d, sw_kind kind, const char *funcname)
     }
     if (d->initialized) {
         PyErr_Format(PyExc_TypeError,
-                     "%s: the descriptor %R is already initialized; call the "
-                     "model's __init__ once", funcname, d->name);
+                     "%s: the model's __init__ was already called on this %s; "
+                     "call it once", funcname, sw_type_short_name((PyObject *)d));
         return -1;
     }
     return 0;
+}
+
+int
+sw_descriptor_begin_init(sw_descriptor *d, sw_kind kind, const char *funcname)
+{
+    int status;
+
+    Py_BEGIN_CRITICAL_SECTION(d);
+    status = sw_begin_init_check(d, kind, funcname);
+    if (status == 0) {
+        SW_STORE_FLAG(d->initialized, SW_INIT_CLAIMED);
+    }
+    Py_END_CRITICAL_SECTION();
+    return status;
 }
 
 /* ---- argument helpers for the kinds' __init__ ------------------------------ */
@@ -184,7 +205,7 @@ sw_check_reference(sw_state *st, PyObject *ref, const char *argname,
     const char *problem;
     int canonical;
 
-    if (r->build_state == SW_FINISHED) {
+    if (SW_LOAD_FLAG(r->build_state) == SW_FINISHED) {
         canonical = sw_registry_is_canonical(&st->registry, r);
         if (canonical < 0) {
             return -1;
@@ -288,7 +309,7 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
     Py_ssize_t i, n;
     int status;
 
-    if (!d->initialized) {
+    if (d->initialized != 1) {
         PyErr_Format(PyExc_TypeError,
                      "%s.__init__ did not initialize the descriptor: it must "
                      "call super().__init__(...) with the model's arguments; "
@@ -439,7 +460,7 @@ sw_base_setattro(PyObject *self, PyObject *name, PyObject *value)
     sw_state *st;
     int owned;
 
-    if (d->build_state != SW_BUILDING) {
+    if (SW_LOAD_FLAG(d->build_state) != SW_BUILDING) {
         PyErr_Format(PyExc_AttributeError,
                      "cannot %s attribute %R of %R: descriptors are immutable",
                      value ? "set" : "delete", name, self);

@@ -72,8 +72,12 @@ sw_check_names(PyObject *owned, PyObject *names, const char *clsname,
 {
     PyObject *key, *value;
     Py_ssize_t pos = 0;
+    int status = 0;
 
-    while (PyDict_Next(names, &pos, &key, &value)) {
+    /* `names` may be a base class's dict that another thread can change:
+     * free-threaded builds iterate it inside its critical section. */
+    Py_BEGIN_CRITICAL_SECTION(names);
+    while (status == 0 && PyDict_Next(names, &pos, &key, &value)) {
         int hit;
 
         if (!PyUnicode_CheckExact(key)) {
@@ -81,9 +85,9 @@ sw_check_names(PyObject *owned, PyObject *names, const char *clsname,
         }
         hit = PySet_Contains(owned, key);
         if (hit < 0) {
-            return -1;
+            status = -1;
         }
-        if (hit) {
+        else if (hit) {
             if (source == NULL) {
                 PyErr_Format(PyExc_TypeError,
                              "class %s defines %R, which is owned by the "
@@ -96,10 +100,11 @@ sw_check_names(PyObject *owned, PyObject *names, const char *clsname,
                              "member owned by the descriptor model",
                              clsname, key, source);
             }
-            return -1;
+            status = -1;
         }
     }
-    return 0;
+    Py_END_CRITICAL_SECTION();
+    return status;
 }
 
 /* The prepared namespace holds __slots__ as a str or a tuple (attrs.c), so
@@ -469,12 +474,14 @@ sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
     }
     d = (sw_descriptor *)obj;
     d->kind = t->kind;
-    d->build_state = SW_BUILDING;
+    SW_STORE_FLAG(d->build_state, SW_BUILDING);
     if (tp->tp_init(obj, args, kwds) < 0
         || sw_descriptor_finalize(t->state, d) < 0) {
         /* Nothing was registered; a reference the __init__ leaked keeps a
          * rejected, unusable object. */
-        d->build_state = SW_REJECTED;
+        Py_BEGIN_CRITICAL_SECTION(obj);
+        SW_STORE_FLAG(d->build_state, SW_REJECTED);
+        Py_END_CRITICAL_SECTION();
         Py_DECREF(obj);
         return NULL;
     }

@@ -312,8 +312,11 @@ sw_adopt(PyObject *module, PyObject *first)
     PyObject *dict = PyModule_GetDict(first);   /* borrowed */
     PyObject *key, *value;
     Py_ssize_t pos = 0;
+    int status = 0;
 
-    while (PyDict_Next(dict, &pos, &key, &value)) {
+    /* Another thread may change the first module's dict meanwhile. */
+    Py_BEGIN_CRITICAL_SECTION(dict);
+    while (status == 0 && PyDict_Next(dict, &pos, &key, &value)) {
         const char *s;
 
         if (!PyUnicode_Check(key)) {
@@ -321,16 +324,17 @@ sw_adopt(PyObject *module, PyObject *first)
         }
         s = PyUnicode_AsUTF8(key);
         if (s == NULL) {
-            return -1;
+            status = -1;
         }
-        if (s[0] == '_' && s[1] == '_') {
+        else if (s[0] == '_' && s[1] == '_') {
             continue;   /* the new module keeps its own __name__, __spec__... */
         }
-        if (PyModule_AddObjectRef(module, s, value) < 0) {
-            return -1;
+        else if (PyModule_AddObjectRef(module, s, value) < 0) {
+            status = -1;
         }
     }
-    return 0;
+    Py_END_CRITICAL_SECTION();
+    return status;
 }
 
 static int
@@ -436,6 +440,17 @@ static PyModuleDef_Slot sw_module_slots[] = {
     {Py_mod_exec, sw_exec},
 #if PY_VERSION_HEX >= 0x030C0000
     {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+#ifdef Py_GIL_DISABLED
+    /* Free-threaded builds run without the GIL: the registry has its own
+     * PyMutex and runs no Python code while holding it; an object under
+     * construction keeps its user attributes, its claim on the model's
+     * __init__ and its seal in its own critical section; the lifecycle
+     * flags are published with release/acquire ordering; and everything
+     * else the module holds is immutable once built (see sw_internal.h,
+     * attrs.c, registry.c and docs/guarantees.md, "Free-threaded
+     * CPython"). */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
 #endif
     {0, NULL},
 };

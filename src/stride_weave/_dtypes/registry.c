@@ -142,7 +142,7 @@ sw_registry_is_canonical(sw_registry *r, sw_descriptor *d)
     PyObject *found;
     int result;
 
-    if (d->build_state != SW_FINISHED || d->name == NULL) {
+    if (SW_LOAD_FLAG(d->build_state) != SW_FINISHED || d->name == NULL) {
         return 0;
     }
     found = sw_registry_lookup(r, d->name);
@@ -158,8 +158,8 @@ sw_registry_is_canonical(sw_registry *r, sw_descriptor *d)
 
 /* Register `d` under d->name and seal it, atomically.
  * Returns 0 on success, 1 if the name is taken (no exception), -1 on error. */
-int
-sw_registry_publish(sw_registry *r, sw_descriptor *d)
+static int
+sw_registry_insert(sw_registry *r, sw_descriptor *d)
 {
     PyObject *stale = NULL;
     int status = 0;
@@ -199,10 +199,23 @@ sw_registry_publish(sw_registry *r, sw_descriptor *d)
     r->snapshot = NULL;
     /* Sealed inside the critical section: a thread that finds d through
      * the registry never sees it unsealed. */
-    d->build_state = SW_FINISHED;
+    SW_STORE_FLAG(d->build_state, SW_FINISHED);
 done:
     sw_registry_unlock(r);
     Py_XDECREF(stale);   /* outside the lock; holds only live descriptors */
+    return status;
+}
+
+int
+sw_registry_publish(sw_registry *r, sw_descriptor *d)
+{
+    int status;
+
+    /* Free-threaded builds: attribute writes (attrs.c) check the build
+     * state inside d's critical section, so none lands after the seal. */
+    Py_BEGIN_CRITICAL_SECTION(d);
+    status = sw_registry_insert(r, d);
+    Py_END_CRITICAL_SECTION();
     return status;
 }
 

@@ -93,14 +93,19 @@ sw_rule_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
         return NULL;
     }
     rule = (sw_rule *)obj;
-    rule->build_state = SW_BUILDING;
+    SW_STORE_FLAG(rule->build_state, SW_BUILDING);
     if (tp->tp_init(obj, args, kwds) < 0
         || sw_rule_record_structure(t->state, rule) < 0) {
-        rule->build_state = SW_REJECTED;
+        Py_BEGIN_CRITICAL_SECTION(obj);
+        SW_STORE_FLAG(rule->build_state, SW_REJECTED);
+        Py_END_CRITICAL_SECTION();
         Py_DECREF(obj);
         return NULL;
     }
-    rule->build_state = SW_FINISHED;
+    /* Sealed in the rule's critical section (see attrs.c). */
+    Py_BEGIN_CRITICAL_SECTION(obj);
+    SW_STORE_FLAG(rule->build_state, SW_FINISHED);
+    Py_END_CRITICAL_SECTION();
     return obj;
 }
 
@@ -284,7 +289,7 @@ sw_rule_setattro(PyObject *self, PyObject *name, PyObject *value)
     sw_state *st;
     int owned;
 
-    if (((sw_rule *)self)->build_state != SW_BUILDING) {
+    if (SW_LOAD_FLAG(((sw_rule *)self)->build_state) != SW_BUILDING) {
         PyErr_Format(PyExc_AttributeError,
                      "cannot %s attribute %R of a %s: rules are immutable "
                      "once constructed", value ? "set" : "delete", name,
@@ -313,10 +318,12 @@ sw_rule_structure(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     sw_rule *rule = (sw_rule *)self;
 
-    if (rule->build_state != SW_FINISHED) {
+    int state = SW_LOAD_FLAG(rule->build_state);
+
+    if (state != SW_FINISHED) {
         PyErr_Format(PyExc_ValueError,
                      "structure(): this %s is %s", Py_TYPE(self)->tp_name,
-                     rule->build_state == SW_REJECTED
+                     state == SW_REJECTED
                          ? "rejected (its construction failed)"
                          : "still under construction");
         return NULL;

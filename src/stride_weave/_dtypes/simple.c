@@ -77,7 +77,7 @@ sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
     }
     Py_XSETREF(d->bits, width);
     Py_DECREF(exact);
-    d->initialized = 1;
+    SW_STORE_FLAG(d->initialized, 1);
     return 0;
 
 error:

@@ -20,6 +20,27 @@
 #  define SW_HAVE_PYMUTEX 1
 #endif
 
+/* Free-threaded CPython (3.13t+, Py_GIL_DISABLED).  A per-object critical
+ * section guards what several threads may touch on one object: the user
+ * attributes of a descriptor or rule under construction and its sealing
+ * (attrs.c, registry.c, rule.c).  GIL builds (and 3.11/3.12, which have no
+ * critical sections) get a plain block.  The lifecycle flags
+ * (build_state, initialized) are written with release and read with
+ * acquire ordering, so a thread that sees a descriptor finished (or
+ * initialized) also sees every field written before. */
+#if PY_VERSION_HEX < 0x030D0000
+#  define Py_BEGIN_CRITICAL_SECTION(op) {
+#  define Py_END_CRITICAL_SECTION() }
+#endif
+#ifdef Py_GIL_DISABLED
+#  define SW_LOAD_FLAG(field) _Py_atomic_load_int_acquire(&(field))
+#  define SW_STORE_FLAG(field, value) \
+       _Py_atomic_store_int_release(&(field), (value))
+#else
+#  define SW_LOAD_FLAG(field) (field)
+#  define SW_STORE_FLAG(field, value) ((void)((field) = (value)))
+#endif
+
 /* Cast a function with another PyCFunction signature to PyCFunction
  * without -Wcast-function-type complaining (as CPython's _PyCFunction_CAST). */
 #define SW_CFUNC(func) ((PyCFunction)(void (*)(void))(func))
@@ -120,7 +141,7 @@ typedef struct {
     PyObject *attrs;        /* user attributes of a subclass (attrs.c) */
     PyObject *weakreflist;
     sw_kind kind;
-    int initialized;        /* the kind's __init__ ran */
+    int initialized;        /* 1: the kind's __init__ ran; 2: it was called */
     int build_state;        /* sw_build_state */
 } sw_descriptor;
 
