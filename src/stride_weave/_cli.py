@@ -1,28 +1,41 @@
 """``python -m stride_weave.dtypes``: print the registered descriptor graph.
 
-The categories form the hierarchy (``Any`` at the root, ``Floating`` and
-``Integer`` below it). Every registered descriptor, built-in or extension, is
-printed under its immediate supertype with its kind and width: a simple dtype
-with its width in bits, a compound dtype with its planes by name. Compound
-dtypes without a supertype are listed under a separate ``(no supertype)``
-heading. Within one parent, descriptors appear in registration order.
+Three forms of the same graph, every registered descriptor (built-in and
+extension) in each:
 
-Each line is ``<tree prefix><name>  <kind details>``, for example::
+- the **tree view** (the default): the categories form the hierarchy
+  (``Any`` at the root, ``Floating`` and ``Integer`` below it), and every
+  descriptor is printed under its immediate supertype with its kind and
+  width: a simple dtype with its width in bits, a compound dtype with its
+  planes by name, a block-scaled dtype with its planes, the number of
+  elements each scale covers, and its bits per element. Compound dtypes
+  without a supertype are listed under a separate ``(no supertype)``
+  heading. Within one parent, descriptors appear in registration order.
+- ``--json``: a machine-readable document (see ``graph_data``).
+- ``--dot``: Graphviz source of the hierarchy (see ``render_dot``).
+
+Each tree line is ``<tree prefix><name>  <kind details>``, for example::
 
     Any  category
-    ├── Bool  simple, 8 bits
     ├── Floating  category
     │   ├── Float32  simple, 32 bits
 """
 
 import argparse
+import json
 import os
 import sys
 
 NO_SUPERTYPE = "(no supertype)"
 
+#: Version of the ``--json`` document format; bumped on incompatible changes.
+JSON_FORMAT_VERSION = 1
+
 _UNICODE = {"tee": "├── ", "last": "└── ", "pipe": "│   ", "space": "    "}
 _ASCII = {"tee": "|-- ", "last": "`-- ", "pipe": "|   ", "space": "    "}
+
+# Classes whose name the tree view does not repeat as a tag: the model's own.
+_MODEL_CLASSES = ("DTypeCategory", "SimpleDType", "CompoundDType", "BlockScaledDType")
 
 
 def display_name(name, ascii_only=False):
@@ -44,6 +57,25 @@ def _bits_text(bits):
     return f"{bits} bit" if bits == 1 else f"{bits} bits"
 
 
+def _number(x):
+    """``4.25`` as ``4.25``, ``5.0`` as ``5``, an int as itself."""
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return repr(x) if isinstance(x, float) else str(x)
+
+
+def _block_scaled_cls():
+    from stride_weave import _dtypes
+
+    return getattr(_dtypes, "BlockScaledDType", None)
+
+
+def is_block_scaled(d):
+    """Return True if ``d`` is a ``BlockScaledDType`` (or a subclass's)."""
+    cls = _block_scaled_cls()
+    return cls is not None and isinstance(d, cls)
+
+
 def _contract(d):
     if d.is_category():
         return "category"
@@ -54,11 +86,71 @@ def _contract(d):
     return "descriptor"
 
 
+def _is_whole(block):
+    from stride_weave._dtypes import Whole
+
+    return block is Whole
+
+
+def scale_coverage(levels):
+    """Return, for each level, how many elements one of its scales covers.
+
+    A level's scale covers the product of the blocks of that level and every
+    level inside it; ``None`` stands for a ``Whole`` level (one scale for the
+    whole tensor).
+    """
+    covered = 1
+    out = []
+    for level in levels:
+        if _is_whole(level.block):
+            out.append(None)
+        else:
+            covered *= level.block
+            out.append(covered)
+    return out
+
+
+def bits_per_element_text(bpe):
+    """Return a ``bits_per_element`` value as text.
+
+    A number is printed as is (``4.25 bits per element``); a ``SymbolicBits``
+    as its formula over the tensor's element count ``n``
+    (``4.5 + 32/n bits per element for n elements``).
+    """
+    if hasattr(bpe, "whole_scale_bits"):
+        return (
+            f"{_number(bpe.constant)} + {_number(bpe.whole_scale_bits)}/n "
+            "bits per element for n elements"
+        )
+    return f"{_number(bpe)} bits per element"
+
+
+def block_scaled_text(element, levels, bpe, ascii_only=False):
+    """Return the tree view's description of a block-scaled format.
+
+    ``element`` is its element ``SimpleDType``, ``levels`` its ``Level``
+    tuple (innermost first), ``bpe`` its ``bits_per_element``. For MXFP4::
+
+        block-scaled, 2 planes: E2M1 elements, E8M0 scale per 32 elements; 4.25 bits per element
+    """
+    parts = [f"{display_name(element.name, ascii_only)} elements"]
+    for level, covered in zip(levels, scale_coverage(levels)):
+        scale = display_name(level.scale.name, ascii_only)
+        if covered is None:
+            parts.append(f"{scale} scale per tensor")
+        else:
+            parts.append(f"{scale} scale per {covered} elements")
+    n = 1 + len(levels)
+    return f"block-scaled, {n} planes: {', '.join(parts)}; {bits_per_element_text(bpe)}"
+
+
 def describe(d, dtype_cls, ascii_only=False):
     """Return the one-line description of descriptor ``d`` (without its name)."""
     kind = _contract(d)
     if kind == "simple":
         text = f"simple, {_bits_text(d.bits)}"
+    elif kind == "compound" and is_block_scaled(d):
+        text = block_scaled_text(d.element, d.levels, d.bits_per_element, ascii_only)
     elif kind == "compound":
         planes = d.simple_types
         noun = "plane" if len(planes) == 1 else "planes"
@@ -68,13 +160,18 @@ def describe(d, dtype_cls, ascii_only=False):
         text = kind
     tags = []
     cls_name = type(d).__name__
-    if cls_name not in ("DTypeCategory", "SimpleDType", "CompoundDType"):
+    if cls_name not in _MODEL_CLASSES:
         tags.append(display_name(cls_name, ascii_only))
-    if getattr(dtype_cls, d.name, None) is not d:
+    if not is_builtin(d, dtype_cls):
         tags.append("extension")
     if tags:
         text += "  [" + ", ".join(tags) + "]"
     return text
+
+
+def is_builtin(d, dtype_cls):
+    """Return True if ``d`` is a built-in (a ``DType.<name>`` attribute)."""
+    return getattr(dtype_cls, d.name, None) is d
 
 
 def build_tree(descriptors):
@@ -132,6 +229,147 @@ def render(descriptors, dtype_cls, ascii_only=False):
     return lines
 
 
+# --- --json ------------------------------------------------------------------
+
+
+def _bits_per_element_data(bpe):
+    if hasattr(bpe, "whole_scale_bits"):
+        return {"constant": bpe.constant, "whole_scale_bits": bpe.whole_scale_bits}
+    return bpe
+
+
+def descriptor_data(d, dtype_cls):
+    """Return the ``--json`` record of descriptor ``d`` (a dict).
+
+    Every record has the same keys; a key that does not apply to the
+    descriptor's kind is ``None`` (JSON ``null``):
+
+    - ``name``: the registered name;
+    - ``kind``: ``"category"``, ``"simple"`` or ``"compound"`` (the contract);
+    - ``class``: the most-derived class name (``"BlockScaledDType"``, or an
+      extension's own subclass);
+    - ``builtin``: whether it is a built-in (``DType.<name>``);
+    - ``supertype``: the name of its immediate supertype, or ``None``;
+    - ``bits``: a simple dtype's width in bits;
+    - ``planes``: a compound dtype's planes, as names, in order;
+    - ``element``: a block-scaled dtype's element dtype, by name;
+    - ``levels``: a block-scaled dtype's levels, innermost first, each
+      ``{"scale": <name>, "block": <int or "Whole">}``;
+    - ``bits_per_element``: a block-scaled dtype's storage cost per element:
+      a number, or ``{"constant": c, "whole_scale_bits": w}`` for a format
+      with a ``Whole`` level (``c + w / n`` bits per element for a tensor of
+      ``n`` elements).
+    """
+    kind = _contract(d)
+    record = {
+        "name": d.name,
+        "kind": kind,
+        "class": type(d).__name__,
+        "builtin": is_builtin(d, dtype_cls),
+        "supertype": None if d.supertype is None else d.supertype.name,
+        "bits": d.bits if kind == "simple" else None,
+        "planes": [p.name for p in d.simple_types] if kind == "compound" else None,
+        "element": None,
+        "levels": None,
+        "bits_per_element": None,
+    }
+    if kind == "compound" and is_block_scaled(d):
+        record["element"] = d.element.name
+        record["levels"] = [
+            {
+                "scale": level.scale.name,
+                "block": "Whole" if _is_whole(level.block) else level.block,
+            }
+            for level in d.levels
+        ]
+        record["bits_per_element"] = _bits_per_element_data(d.bits_per_element)
+    return record
+
+
+def graph_data(descriptors, dtype_cls):
+    """Return the ``--json`` document for ``descriptors`` (a dict).
+
+    ``{"format_version": 1, "descriptors": [...]}``, one record per
+    registered descriptor in registration order (see ``descriptor_data``).
+    """
+    return {
+        "format_version": JSON_FORMAT_VERSION,
+        "descriptors": [descriptor_data(d, dtype_cls) for d in descriptors],
+    }
+
+
+# --- --dot -------------------------------------------------------------------
+
+
+def _dot_string(text):
+    """``text`` as a double-quoted DOT string that Graphviz shows verbatim."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    # Graphviz reads HTML entities in strings; keep a literal '&' literal.
+    text = text.replace("&", "&amp;")
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return '"' + text + '"'
+
+
+def _dot_id(name):
+    # IDs are never displayed (every node has a label); escaping quotes and
+    # backslashes keeps every registered name a valid, distinct ID.
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def render_dot(descriptors, dtype_cls):
+    """Return Graphviz (DOT) source of the hierarchy of ``descriptors``.
+
+    One node per descriptor, its ID the registered name, labelled with the
+    name and the tree view's description; categories are ellipses, simple
+    dtypes boxes, compound dtypes (block-scaled ones included) double
+    octagons. A solid edge runs from each supertype to each of its direct
+    members. A dashed edge (``style=dashed``, ``constraint=false``) runs from
+    a compound dtype to each of its planes, labelled with the plane's role:
+    ``element`` and ``scale /32`` (the elements one scale covers) or
+    ``scale /tensor`` for a block-scaled dtype, ``plane <i>`` otherwise.
+    """
+    shapes = {"category": "ellipse", "simple": "box", "compound": "doubleoctagon"}
+    lines = [
+        "digraph stride_weave_dtypes {",
+        "    rankdir=TB;",
+        '    node [fontname="Helvetica", fontsize=11];',
+        '    edge [fontname="Helvetica", fontsize=9];',
+    ]
+    for d in descriptors:
+        kind = _contract(d)
+        label = f"{d.name}\n{describe(d, dtype_cls)}"
+        lines.append(
+            f"    {_dot_id(d.name)} [shape={shapes.get(kind, 'box')}, "
+            f"label={_dot_string(label)}];"
+        )
+    present = {id(d) for d in descriptors}
+    for d in descriptors:
+        parent = d.supertype
+        if parent is not None and id(parent) in present:
+            lines.append(f"    {_dot_id(parent.name)} -> {_dot_id(d.name)};")
+    for d in descriptors:
+        if _contract(d) != "compound":
+            continue
+        planes = d.simple_types
+        if is_block_scaled(d):
+            roles = ["element"] + [
+                "scale /tensor" if covered is None else f"scale /{covered}"
+                for covered in scale_coverage(d.levels)
+            ]
+        else:
+            roles = [f"plane {i}" for i in range(len(planes))]
+        for plane, role in zip(planes, roles):
+            lines.append(
+                f"    {_dot_id(d.name)} -> {_dot_id(plane.name)} "
+                f"[style=dashed, constraint=false, label={_dot_string(role)}];"
+            )
+    lines.append("}")
+    return lines
+
+
+# --- entry point ---------------------------------------------------------------
+
+
 def _encoding(stream):
     # A stream without an encoding (io.StringIO) takes any str.
     return getattr(stream, "encoding", None) or "utf-8"
@@ -145,28 +383,66 @@ def _can_encode(stream, text):
     return True
 
 
-def main(argv=None):
-    """Print the registered descriptor graph; return the exit status."""
+def _parser():
     parser = argparse.ArgumentParser(
         prog="python -m stride_weave.dtypes",
         description=(
             "Print every registered stride-weave dtype descriptor (built-in and "
-            "extension) as a tree: categories form the hierarchy, with Any at "
-            "the root; each descriptor shows its kind and width (simple: bits; "
-            "compound: its planes by name). Compound dtypes without a "
-            "supertype are listed under '(no supertype)'."
+            "extension). By default as a tree: categories form the hierarchy, "
+            "with Any at the root; each descriptor shows its kind and width "
+            "(simple: bits; compound: its planes by name; block-scaled: its "
+            "planes, the elements each scale covers, and its bits per element). "
+            "Compound dtypes without a supertype are listed under "
+            "'(no supertype)'."
         ),
+    )
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument(
+        "--json",
+        action="store_true",
+        help="print the graph as JSON instead: for every registered descriptor "
+        "its name, kind, class, whether it is built-in, supertype, bits, planes, "
+        "element, levels and bits per element (null where a field does not "
+        "apply)",
+    )
+    form.add_argument(
+        "--dot",
+        action="store_true",
+        help="print Graphviz source of the hierarchy instead (render it with, "
+        "for example, 'dot -Tsvg'); compound dtypes get dashed edges to their "
+        "planes",
     )
     parser.add_argument(
         "--ascii",
         action="store_true",
         help="draw the tree with ASCII characters only (chosen automatically "
-        "when standard output cannot encode the box-drawing characters)",
+        "when standard output cannot encode the box-drawing characters); "
+        "applies to the tree view only",
     )
+    return parser
+
+
+def main(argv=None):
+    """Print the registered descriptor graph; return the exit status.
+
+    ``argv`` is the argument list (default: ``sys.argv[1:]``): no option for
+    the tree view, ``--json`` for JSON, ``--dot`` for Graphviz source,
+    ``--ascii`` for an ASCII-only tree, ``--help`` for help. Returns 0, or 1
+    when standard output was closed early (``... | head``); a usage error
+    exits with status 2.
+    """
+    parser = _parser()
     args = parser.parse_args(argv)
+    if args.ascii and (args.json or args.dot):
+        parser.error("--ascii applies to the tree view only, not to --json or --dot")
 
     try:
-        _print_graph(args.ascii, sys.stdout)
+        if args.json:
+            _print_json(sys.stdout)
+        elif args.dot:
+            _print_dot(sys.stdout)
+        else:
+            _print_graph(args.ascii, sys.stdout)
     except BrokenPipeError:
         # The reader went away (`... | head`): stop quietly, and keep Python
         # from reporting the failed flush of stdout at exit.
@@ -179,25 +455,44 @@ def main(argv=None):
     return 0
 
 
+def _print_json(out):
+    from stride_weave._dtypes import DType
+
+    # ensure_ascii: any name is safe on any terminal and in any file.
+    out.write(json.dumps(graph_data(DType.registered(), DType), indent=2))
+    out.write("\n")
+    out.flush()
+
+
+def _print_lines(lines, out):
+    encoding = _encoding(out)
+    for line in lines:
+        if not _can_encode(out, line):
+            # A name the terminal cannot show: escape it rather than fail.
+            line = line.encode(encoding, "backslashreplace").decode(encoding)
+        print(line, file=out)
+    out.flush()
+
+
+def _print_dot(out):
+    from stride_weave._dtypes import DType
+
+    _print_lines(render_dot(DType.registered(), DType), out)
+
+
 def _print_graph(ascii_requested, out):
     from stride_weave._dtypes import DType
 
     descriptors = DType.registered()
     ascii_only = ascii_requested or not _can_encode(out, "".join(_UNICODE.values()))
-    n_ext = sum(1 for d in descriptors if getattr(DType, d.name, None) is not d)
+    n_ext = sum(1 for d in descriptors if not is_builtin(d, DType))
     print(
         f"stride-weave dtype graph: {len(descriptors)} registered descriptors "
         f"({len(descriptors) - n_ext} built-in, {n_ext} extension)",
         file=out,
     )
     print(file=out)
-    encoding = _encoding(out)
-    for line in render(descriptors, DType, ascii_only=ascii_only):
-        if not _can_encode(out, line):
-            # A name the terminal cannot show: escape it rather than fail.
-            line = line.encode(encoding, "backslashreplace").decode(encoding)
-        print(line, file=out)
-    out.flush()
+    _print_lines(render(descriptors, DType, ascii_only=ascii_only), out)
 
 
 if __name__ == "__main__":
