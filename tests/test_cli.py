@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from stride_weave.dtypes import (
+    BlockScaledDType,
     CompoundDType,
     DType,
     DTypeCategory,
@@ -37,6 +38,18 @@ BUILTIN_SIMPLE = {
     "E2M1": ("Floating", 4),
 }
 BUILTIN_CATEGORIES = {"Any": None, "Floating": "Any", "Integer": "Any"}
+# The built-in block-scaled formats of dtype-representations, as printed:
+# element plane, each scale plane with its block, bits per element.
+BUILTIN_BLOCK_SCALED = {
+    "MXFP8_E4M3": "block-scaled, planes E4M3 + E8M0 per 32, 8.25 bits per element",
+    "MXFP8_E5M2": "block-scaled, planes E5M2 + E8M0 per 32, 8.25 bits per element",
+    "MXFP6_E3M2": "block-scaled, planes E3M2 + E8M0 per 32, 6.25 bits per element",
+    "MXFP6_E2M3": "block-scaled, planes E2M3 + E8M0 per 32, 6.25 bits per element",
+    "MXFP4": "block-scaled, planes E2M1 + E8M0 per 32, 4.25 bits per element",
+    "MXINT8": "block-scaled, planes Int8 + E8M0 per 32, 8.25 bits per element",
+    "NVFP4": "block-scaled, planes E2M1 + E4M3 per 16 + Float32 per whole, "
+    "4.5 + 32/n bits per element",
+}
 
 _UNICODE_PREFIX = re.compile(r"^((?:│   |    |├── |└── )*)")
 _ASCII_PREFIX = re.compile(r"^((?:\|   |    |\|-- |`-- )*)")
@@ -99,13 +112,24 @@ def test_module_prints_every_builtin_under_its_category():
         assert nodes[name] == (parent, f"simple, {bits} bits"), (name, nodes.get(name))
 
 
+def test_module_shows_each_block_scaled_format_with_planes_blocks_and_bits():
+    proc = run_module()
+    assert proc.returncode == 0, proc.stderr
+    nodes, _ = parse_tree(proc.stdout)
+    for name, description in BUILTIN_BLOCK_SCALED.items():
+        # Block-scaled formats sit under their supertype, DType.Any.
+        assert nodes[name] == ("Any", description), (name, nodes.get(name))
+
+
 def test_module_lists_exactly_the_registered_descriptors():
     proc = run_module()
     assert proc.returncode == 0, proc.stderr
     nodes, all_nodes = parse_tree(proc.stdout)
     # A fresh interpreter has exactly the built-in graph registered, each
     # descriptor printed once.
-    assert set(nodes) == set(BUILTIN_CATEGORIES) | set(BUILTIN_SIMPLE)
+    assert set(nodes) == (
+        set(BUILTIN_CATEGORIES) | set(BUILTIN_SIMPLE) | set(BUILTIN_BLOCK_SCALED)
+    )
     assert all(len(entries) == 1 for entries in all_nodes.values())
     assert proc.stdout.splitlines()[0] == (
         f"stride-weave dtype graph: {len(nodes)} registered descriptors "
@@ -142,6 +166,12 @@ def test_main_in_process_shows_extensions(capsys, fresh_name):
     pair = _PairDType(fresh_name("CliPair"), [DType.Float32, f16])
     scaled = _PairDType(fresh_name("CliScaled"), [DType.E2M1], supertype=DType.Floating)
     root = DTypeCategory(fresh_name("CliRoot"))
+    # A fresh element keeps this format's structure unique in the process.
+    block = BlockScaledDType(
+        fresh_name("CliBlock"),
+        element=f16,
+        levels=[Level(one, 8), Level(DType.E8M0, Whole)],
+    )
 
     assert _cli.main([]) == 0
     out = capsys.readouterr().out
@@ -162,6 +192,11 @@ def test_main_in_process_shows_extensions(capsys, fresh_name):
         "compound, 1 plane: E2M1  [_PairDType, extension]",
     )
     assert nodes[root.name] == (None, "category" + ext)
+    assert nodes[block.name] == (
+        "Any",
+        f"block-scaled, planes {f16.name} + {one.name} per 8 + E8M0 per whole, "
+        "16.125 + 8/n bits per element" + ext,
+    )
     # The built-ins are still where they belong, and every registered
     # descriptor is printed exactly once.
     for name, (parent, bits) in BUILTIN_SIMPLE.items():
@@ -223,6 +258,9 @@ _JSON_KEYS = [
 
 
 def _kind(d):
+    if isinstance(d, BlockScaledDType):
+        assert d.is_compound()
+        return "block-scaled"
     if d.is_category():
         return "category"
     if d.is_simple():
@@ -241,12 +279,12 @@ def expected_record(d):
         "builtin": getattr(DType, d.name, None) is d,
         "supertype": d.supertype.name if d.supertype is not None else None,
         "bits": d.bits if kind == "simple" else None,
-        "planes": [p.name for p in d.simple_types] if kind == "compound" else None,
+        "planes": [p.name for p in d.simple_types] if d.is_compound() else None,
         "element": None,
         "levels": None,
         "bits_per_element": None,
     }
-    if hasattr(d, "levels"):  # a block-scaled dtype
+    if kind == "block-scaled":
         record["element"] = d.element.name
         record["levels"] = [
             {"scale": lv.scale.name, "block": "Whole" if lv.block is Whole else lv.block}
@@ -269,6 +307,12 @@ def test_json_describes_every_registered_descriptor(capsys, fresh_name):
     simple = SimpleDType(fresh_name("JsonS"), bits=2**70, supertype=cat)
     pair = _PairDType(fresh_name("JsonPair"), [DType.Float32, simple])
     scaled = _PairDType(fresh_name("JsonSc"), [DType.E2M1], supertype=DType.Floating)
+    # A fresh element keeps this format's structure unique in the process.
+    e3 = SimpleDType(fresh_name("JsonE3"), bits=3, supertype=DType.Floating)
+    block = BlockScaledDType(
+        fresh_name("JsonBlock"), element=e3,
+        levels=[Level(DType.E8M0, 8), Level(DType.E4M3, 2), Level(DType.Float32, Whole)],
+    )
 
     assert _cli.main(["--json"]) == 0
     out = capsys.readouterr().out
@@ -288,11 +332,37 @@ def test_json_describes_every_registered_descriptor(capsys, fresh_name):
     assert by_name[pair.name]["supertype"] is None
     assert by_name[pair.name]["class"] == "_PairDType"
     assert by_name[scaled.name]["supertype"] == "Floating"
+    assert by_name[block.name] == {
+        "name": block.name, "kind": "block-scaled", "class": "BlockScaledDType",
+        "builtin": False, "supertype": "Any", "bits": None,
+        "planes": [e3.name, "E8M0", "E4M3", "Float32"], "element": e3.name,
+        "levels": [
+            {"scale": "E8M0", "block": 8},
+            {"scale": "E4M3", "block": 2},
+            {"scale": "Float32", "block": "Whole"},
+        ],
+        # 3 + 8/8 + 8/(8*2), and 32 bits for the whole tensor.
+        "bits_per_element": {"constant": 4.5, "whole_scale_bits": 32},
+    }
     assert by_name["Float32"] == {
         "name": "Float32", "kind": "simple", "class": "SimpleDType",
         "builtin": True, "supertype": "Floating", "bits": 32, "planes": None,
         "element": None, "levels": None, "bits_per_element": None,
     }
+
+
+# The built-in block-scaled formats of dtype-representations, as --json gives
+# them: element, levels (scale, block), bits per element.
+BUILTIN_BLOCK_SCALED_JSON = {
+    "MXFP8_E4M3": ("E4M3", [("E8M0", 32)], 8.25),
+    "MXFP8_E5M2": ("E5M2", [("E8M0", 32)], 8.25),
+    "MXFP6_E3M2": ("E3M2", [("E8M0", 32)], 6.25),
+    "MXFP6_E2M3": ("E2M3", [("E8M0", 32)], 6.25),
+    "MXFP4": ("E2M1", [("E8M0", 32)], 4.25),
+    "MXINT8": ("Int8", [("E8M0", 32)], 8.25),
+    "NVFP4": ("E2M1", [("E4M3", 16), ("Float32", "Whole")],
+              {"constant": 4.5, "whole_scale_bits": 32}),
+}
 
 
 def test_json_of_a_fresh_process_is_the_builtin_graph():
@@ -314,6 +384,18 @@ def test_json_of_a_fresh_process_is_the_builtin_graph():
     for name, (parent, bits) in BUILTIN_SIMPLE.items():
         assert (by_name[name]["kind"], by_name[name]["supertype"], by_name[name]["bits"]) == (
             "simple", parent, bits)
+    assert set(names) == (
+        set(BUILTIN_CATEGORIES) | set(BUILTIN_SIMPLE) | set(BUILTIN_BLOCK_SCALED)
+    )
+    for name, (element, levels, bpe) in BUILTIN_BLOCK_SCALED_JSON.items():
+        assert by_name[name] == {
+            "name": name, "kind": "block-scaled", "class": "BlockScaledDType",
+            "builtin": True, "supertype": "Any", "bits": None,
+            "planes": [element] + [scale for scale, _ in levels],
+            "element": element,
+            "levels": [{"scale": scale, "block": block} for scale, block in levels],
+            "bits_per_element": bpe,
+        }, name
 
 
 def test_json_keeps_every_name_exact(capsys, fresh_name):
@@ -348,7 +430,7 @@ def parse_dot(text):
     assert lines[-1] == "}"
     nodes, edges = {}, []
     for line in lines[1:-1]:
-        if line.startswith("    node [") or line.startswith("    edge [") or line == "    rankdir=TB;":
+        if line.startswith("    node [") or line.startswith("    edge [") or line == "    rankdir=LR;":
             continue
         edge = _DOT_EDGE.match(line)
         if edge:
@@ -375,12 +457,23 @@ def test_dot_has_a_node_per_descriptor_and_an_edge_per_supertype(capsys, fresh_n
     nodes, edges = parse_dot(capsys.readouterr().out)
     registered = DType.registered()
     assert set(nodes) == {d.name for d in registered}
-    shapes = {"category": "ellipse", "simple": "box", "compound": "doubleoctagon"}
+    shapes = {"category": "ellipse", "simple": "box", "compound": "component",
+              "block-scaled": "box3d"}
     for d in registered:
         attrs = nodes[d.name]
         assert attrs["shape"] == shapes[_kind(d)], d
         label = _unquote(attrs["label"]).replace("&amp;", "&")
-        assert label == f"{d.name}\n{_cli.describe(d, DType)}"
+        assert label == _cli.dot_label(d, DType)
+        if _kind(d) != "block-scaled":
+            assert label == f"{d.name}\n{_cli.describe(d, DType)}"
+    # A block-scaled node shows its description one part a line.
+    assert _unquote(nodes["MXFP4"]["label"]) == (
+        "MXFP4\nblock-scaled\nplanes E2M1 + E8M0 per 32\n4.25 bits per element"
+    )
+    assert _unquote(nodes["NVFP4"]["label"]) == (
+        "NVFP4\nblock-scaled\nplanes E2M1 + E4M3 per 16 + Float32 per whole\n"
+        "4.5 + 32/n bits per element"
+    )
 
     hierarchy = sorted((a, b) for a, b, attrs in edges if not attrs)
     assert hierarchy == sorted(
@@ -392,6 +485,11 @@ def test_dot_has_a_node_per_descriptor_and_an_edge_per_supertype(capsys, fresh_n
     assert [(b, _unquote(attrs["label"])) for a, b, attrs in planes if a == pair.name] == [
         ("Float32", "plane 0"), (f16.name, "plane 1"),
     ]
+    roles = {(a, b): _unquote(attrs["label"]) for a, b, attrs in planes}
+    assert roles[("MXFP4", "E2M1")] == "element"
+    assert roles[("MXFP4", "E8M0")] == "scale per 32"
+    assert roles[("NVFP4", "E4M3")] == "scale per 16"
+    assert roles[("NVFP4", "Float32")] == "scale per whole"
     expected_plane_edges = sum(len(d.simple_types) for d in registered if d.is_compound())
     assert len(planes) == expected_plane_edges
     assert (cat.name, f16.name) in hierarchy and ("Floating", cat.name) in hierarchy
@@ -459,25 +557,3 @@ def test_closed_output_pipe_is_not_a_traceback_for_other_forms(option):
         os.close(write_end)
     assert proc.returncode == 1
     assert proc.stderr == ""
-
-
-# The block-scaled description is built from a format's element, levels and
-# bits_per_element, which are real Level and SymbolicBits values here.
-
-def test_block_scaled_text_single_level():
-    text = _cli.block_scaled_text(DType.E2M1, (Level(DType.E8M0, 32),), 4.25)
-    assert text == ("block-scaled, 2 planes: E2M1 elements, E8M0 scale per 32 elements; "
-                    "4.25 bits per element")
-
-
-def test_block_scaled_text_with_a_whole_level():
-    levels = (Level(DType.E4M3, 16), Level(DType.Float32, Whole))
-    text = _cli.block_scaled_text(DType.E2M1, levels, SymbolicBits(4.5, 32))
-    assert text == ("block-scaled, 3 planes: E2M1 elements, E4M3 scale per 16 elements, "
-                    "Float32 scale per tensor; 4.5 + 32/n bits per element for n elements")
-
-
-def test_scale_coverage_multiplies_the_blocks_inside():
-    levels = (Level(DType.E8M0, 32), Level(DType.E8M0, 4), Level(DType.Float32, Whole))
-    assert _cli.scale_coverage(levels) == [32, 128, None]
-    assert _cli.bits_per_element_text(8.0) == "8 bits per element"

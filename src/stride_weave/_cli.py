@@ -1,24 +1,30 @@
 """``python -m stride_weave.dtypes``: print the registered descriptor graph.
 
-Three forms of the same graph, every registered descriptor (built-in and
+Three forms of the same graph, with every registered descriptor (built-in and
 extension) in each:
 
-- the **tree view** (the default): the categories form the hierarchy
-  (``Any`` at the root, ``Floating`` and ``Integer`` below it), and every
+- the **tree view** (the default). The categories form the hierarchy (``Any``
+  at the root, ``Floating`` and ``Integer`` below it). Every registered
   descriptor is printed under its immediate supertype with its kind and
   width: a simple dtype with its width in bits, a compound dtype with its
-  planes by name, a block-scaled dtype with its planes, the number of
-  elements each scale covers, and its bits per element. Compound dtypes
-  without a supertype are listed under a separate ``(no supertype)``
-  heading. Within one parent, descriptors appear in registration order.
+  planes by name, a block-scaled format with its element plane, each scale
+  plane with its block size, and its storage cost in bits per element.
+  Compound dtypes without a supertype are listed under a separate
+  ``(no supertype)`` heading. Within one parent, descriptors appear in
+  registration order.
 - ``--json``: a machine-readable document (see ``graph_data``).
 - ``--dot``: Graphviz source of the hierarchy (see ``render_dot``).
 
 Each tree line is ``<tree prefix><name>  <kind details>``, for example::
 
     Any  category
+    ├── Bool  simple, 8 bits
     ├── Floating  category
     │   ├── Float32  simple, 32 bits
+    ├── MXFP4  block-scaled, planes E2M1 + E8M0 per 32, 4.25 bits per element
+    └── NVFP4  block-scaled, planes E2M1 + E4M3 per 16 + Float32 per whole, 4.5 + 32/n bits per element
+
+where ``n`` is the number of elements of the tensor.
 """
 
 import argparse
@@ -57,26 +63,29 @@ def _bits_text(bits):
     return f"{bits} bit" if bits == 1 else f"{bits} bits"
 
 
-def _number(x):
-    """``4.25`` as ``4.25``, ``5.0`` as ``5``, an int as itself."""
-    if isinstance(x, float) and x.is_integer():
-        return str(int(x))
-    return repr(x) if isinstance(x, float) else str(x)
+def _bits_per_element_text(bpe):
+    """``4.25`` for a float; ``4.5 + 32/n`` for SymbolicBits(4.5, 32)."""
+    if isinstance(bpe, float):
+        return repr(bpe)
+    return f"{bpe.constant!r} + {bpe.whole_scale_bits}/n"
 
 
-def _block_scaled_cls():
-    from stride_weave import _dtypes
-
-    return getattr(_dtypes, "BlockScaledDType", None)
-
-
-def is_block_scaled(d):
-    """Return True if ``d`` is a ``BlockScaledDType`` (or a subclass's)."""
-    cls = _block_scaled_cls()
-    return cls is not None and isinstance(d, cls)
+def _block_scaled_text(d, ascii_only):
+    planes = [display_name(d.element.name, ascii_only)]
+    for level in d.levels:
+        block = "whole" if level.is_whole() else str(level.block)
+        planes.append(f"{display_name(level.scale.name, ascii_only)} per {block}")
+    return (
+        f"block-scaled, planes {' + '.join(planes)}, "
+        f"{_bits_per_element_text(d.bits_per_element)} bits per element"
+    )
 
 
 def _contract(d):
+    from stride_weave._dtypes import BlockScaledDType
+
+    if isinstance(d, BlockScaledDType):
+        return "block-scaled"
     if d.is_category():
         return "category"
     if d.is_simple():
@@ -86,71 +95,13 @@ def _contract(d):
     return "descriptor"
 
 
-def _is_whole(block):
-    from stride_weave._dtypes import Whole
-
-    return block is Whole
-
-
-def scale_coverage(levels):
-    """Return, for each level, how many elements one of its scales covers.
-
-    A level's scale covers the product of the blocks of that level and every
-    level inside it; ``None`` stands for a ``Whole`` level (one scale for the
-    whole tensor).
-    """
-    covered = 1
-    out = []
-    for level in levels:
-        if _is_whole(level.block):
-            out.append(None)
-        else:
-            covered *= level.block
-            out.append(covered)
-    return out
-
-
-def bits_per_element_text(bpe):
-    """Return a ``bits_per_element`` value as text.
-
-    A number is printed as is (``4.25 bits per element``); a ``SymbolicBits``
-    as its formula over the tensor's element count ``n``
-    (``4.5 + 32/n bits per element for n elements``).
-    """
-    if hasattr(bpe, "whole_scale_bits"):
-        return (
-            f"{_number(bpe.constant)} + {_number(bpe.whole_scale_bits)}/n "
-            "bits per element for n elements"
-        )
-    return f"{_number(bpe)} bits per element"
-
-
-def block_scaled_text(element, levels, bpe, ascii_only=False):
-    """Return the tree view's description of a block-scaled format.
-
-    ``element`` is its element ``SimpleDType``, ``levels`` its ``Level``
-    tuple (innermost first), ``bpe`` its ``bits_per_element``. For MXFP4::
-
-        block-scaled, 2 planes: E2M1 elements, E8M0 scale per 32 elements; 4.25 bits per element
-    """
-    parts = [f"{display_name(element.name, ascii_only)} elements"]
-    for level, covered in zip(levels, scale_coverage(levels)):
-        scale = display_name(level.scale.name, ascii_only)
-        if covered is None:
-            parts.append(f"{scale} scale per tensor")
-        else:
-            parts.append(f"{scale} scale per {covered} elements")
-    n = 1 + len(levels)
-    return f"block-scaled, {n} planes: {', '.join(parts)}; {bits_per_element_text(bpe)}"
-
-
 def describe(d, dtype_cls, ascii_only=False):
     """Return the one-line description of descriptor ``d`` (without its name)."""
     kind = _contract(d)
     if kind == "simple":
         text = f"simple, {_bits_text(d.bits)}"
-    elif kind == "compound" and is_block_scaled(d):
-        text = block_scaled_text(d.element, d.levels, d.bits_per_element, ascii_only)
+    elif kind == "block-scaled":
+        text = _block_scaled_text(d, ascii_only)
     elif kind == "compound":
         planes = d.simple_types
         noun = "plane" if len(planes) == 1 else "planes"
@@ -233,7 +184,9 @@ def render(descriptors, dtype_cls, ascii_only=False):
 
 
 def _bits_per_element_data(bpe):
-    if hasattr(bpe, "whole_scale_bits"):
+    from stride_weave._dtypes import SymbolicBits
+
+    if isinstance(bpe, SymbolicBits):
         return {"constant": bpe.constant, "whole_scale_bits": bpe.whole_scale_bits}
     return bpe
 
@@ -245,13 +198,16 @@ def descriptor_data(d, dtype_cls):
     descriptor's kind is ``None`` (JSON ``null``):
 
     - ``name``: the registered name;
-    - ``kind``: ``"category"``, ``"simple"`` or ``"compound"`` (the contract);
-    - ``class``: the most-derived class name (``"BlockScaledDType"``, or an
-      extension's own subclass);
+    - ``kind``: ``"category"``, ``"simple"``, ``"compound"`` or
+      ``"block-scaled"`` (a ``BlockScaledDType``, which is also compound), as
+      in the tree view;
+    - ``class``: the most-derived class name (an extension's own subclass,
+      for example);
     - ``builtin``: whether it is a built-in (``DType.<name>``);
     - ``supertype``: the name of its immediate supertype, or ``None``;
     - ``bits``: a simple dtype's width in bits;
-    - ``planes``: a compound dtype's planes, as names, in order;
+    - ``planes``: a compound (or block-scaled) dtype's planes, as names, in
+      order;
     - ``element``: a block-scaled dtype's element dtype, by name;
     - ``levels``: a block-scaled dtype's levels, innermost first, each
       ``{"scale": <name>, "block": <int or "Whole">}``;
@@ -268,17 +224,17 @@ def descriptor_data(d, dtype_cls):
         "builtin": is_builtin(d, dtype_cls),
         "supertype": None if d.supertype is None else d.supertype.name,
         "bits": d.bits if kind == "simple" else None,
-        "planes": [p.name for p in d.simple_types] if kind == "compound" else None,
+        "planes": [p.name for p in d.simple_types] if d.is_compound() else None,
         "element": None,
         "levels": None,
         "bits_per_element": None,
     }
-    if kind == "compound" and is_block_scaled(d):
+    if kind == "block-scaled":
         record["element"] = d.element.name
         record["levels"] = [
             {
                 "scale": level.scale.name,
-                "block": "Whole" if _is_whole(level.block) else level.block,
+                "block": "Whole" if level.is_whole() else level.block,
             }
             for level in d.levels
         ]
@@ -316,28 +272,48 @@ def _dot_id(name):
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def dot_label(d, dtype_cls):
+    """Return the text of descriptor ``d``'s node in ``--dot`` output.
+
+    The name on the first line, then the tree view's description; a
+    block-scaled format's description is split into its parts, one a line
+    (``block-scaled``, its planes, its bits per element), to keep the node
+    narrow.
+    """
+    text = describe(d, dtype_cls)
+    if _contract(d) == "block-scaled":
+        text = text.replace(", ", "\n")
+    return f"{d.name}\n{text}"
+
+
 def render_dot(descriptors, dtype_cls):
     """Return Graphviz (DOT) source of the hierarchy of ``descriptors``.
 
-    One node per descriptor, its ID the registered name, labelled with the
-    name and the tree view's description; categories are ellipses, simple
-    dtypes boxes, compound dtypes (block-scaled ones included) double
-    octagons. A solid edge runs from each supertype to each of its direct
+    Left to right from ``Any``. One node per descriptor, its ID the
+    registered name, labelled with the name and the tree view's description
+    (see ``dot_label``); categories are ellipses, simple dtypes boxes,
+    compound dtypes ``component`` shapes, block-scaled dtypes ``box3d``
+    shapes. A solid edge runs from each supertype to each of its direct
     members. A dashed edge (``style=dashed``, ``constraint=false``) runs from
     a compound dtype to each of its planes, labelled with the plane's role:
-    ``element`` and ``scale /32`` (the elements one scale covers) or
-    ``scale /tensor`` for a block-scaled dtype, ``plane <i>`` otherwise.
+    ``element``, then ``scale per 32`` (the level's block) or
+    ``scale per whole`` for a block-scaled dtype; ``plane <i>`` otherwise.
     """
-    shapes = {"category": "ellipse", "simple": "box", "compound": "doubleoctagon"}
+    shapes = {
+        "category": "ellipse",
+        "simple": "box",
+        "compound": "component",
+        "block-scaled": "box3d",
+    }
     lines = [
         "digraph stride_weave_dtypes {",
-        "    rankdir=TB;",
+        "    rankdir=LR;",
         '    node [fontname="Helvetica", fontsize=11];',
         '    edge [fontname="Helvetica", fontsize=9];',
     ]
     for d in descriptors:
         kind = _contract(d)
-        label = f"{d.name}\n{describe(d, dtype_cls)}"
+        label = dot_label(d, dtype_cls)
         lines.append(
             f"    {_dot_id(d.name)} [shape={shapes.get(kind, 'box')}, "
             f"label={_dot_string(label)}];"
@@ -348,13 +324,13 @@ def render_dot(descriptors, dtype_cls):
         if parent is not None and id(parent) in present:
             lines.append(f"    {_dot_id(parent.name)} -> {_dot_id(d.name)};")
     for d in descriptors:
-        if _contract(d) != "compound":
+        if not d.is_compound():
             continue
         planes = d.simple_types
-        if is_block_scaled(d):
+        if _contract(d) == "block-scaled":
             roles = ["element"] + [
-                "scale /tensor" if covered is None else f"scale /{covered}"
-                for covered in scale_coverage(d.levels)
+                f"scale per {'whole' if level.is_whole() else level.block}"
+                for level in d.levels
             ]
         else:
             roles = [f"plane {i}" for i in range(len(planes))]
