@@ -12,6 +12,8 @@ this file adds nothing to ``sys.path``, so the documentation always describes
 the build that is importable, and the build fails if none is.
 """
 
+import re
+
 import stride_weave
 import stride_weave.dtypes  # noqa: F401  (autodoc needs the built extension)
 
@@ -60,5 +62,27 @@ def _protocol_signature(app, what, name, obj, options, signature, return_annotat
     return None
 
 
+# The extension's docstrings are plain text written for help(), not reST:
+# "(element, *scales)" must not start emphasis, and `name` is code.
+_PLAIN_TEXT_DOCSTRINGS = ("stride_weave.dtypes.", "stride_weave._dtypes.")
+_SINGLE_BACKQUOTED = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def _plain_text_docstring(app, what, name, obj, options, lines):
+    """Render a C docstring as the plain text it is: escape reST markup
+    characters, and show `single-backquoted` names as inline code."""
+    if not name.startswith(_PLAIN_TEXT_DOCSTRINGS):
+        return
+    for i, line in enumerate(lines):
+        parts = _SINGLE_BACKQUOTED.split(line)  # text, code, text, code, ...
+        for j, part in enumerate(parts):
+            if j % 2:
+                parts[j] = f"``{part}``"
+            else:
+                parts[j] = part.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
+        lines[i] = "".join(parts)
+
+
 def setup(app):
     app.connect("autodoc-process-signature", _protocol_signature)
+    app.connect("autodoc-process-docstring", _plain_text_docstring)

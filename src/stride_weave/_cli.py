@@ -367,7 +367,8 @@ def _parser():
             "extension). By default as a tree: categories form the hierarchy, "
             "with Any at the root; each descriptor shows its kind and width "
             "(simple: bits; compound: its planes by name; block-scaled: its "
-            "planes, the elements each scale covers, and its bits per element). "
+            "element and scale planes with their block sizes, and its bits per "
+            "element). "
             "Compound dtypes without a supertype are listed under "
             "'(no supertype)'."
         ),
