@@ -291,7 +291,7 @@ sw_block_scaled_contract(sw_state *st, sw_descriptor *d)
     PyObject *element = NULL, *levels = NULL;
     Py_ssize_t i, n = PyTuple_GET_SIZE(d->compound->levels);
 
-    element = sw_structure_ref((sw_descriptor *)d->compound->element);
+    element = sw_structure_ref(st, (sw_descriptor *)d->compound->element);
     levels = PyTuple_New(n);
     if (element == NULL || levels == NULL) {
         goto error;
@@ -300,25 +300,29 @@ sw_block_scaled_contract(sw_state *st, sw_descriptor *d)
         sw_level *level = (sw_level *)PyTuple_GET_ITEM(d->compound->levels, i);
         PyObject *scale, *block, *entry;
 
-        scale = sw_structure_ref((sw_descriptor *)level->scale);
+        scale = sw_structure_ref(st, (sw_descriptor *)level->scale);
         if (scale == NULL) {
             goto error;
         }
-        block = level->block == st->whole ? PyUnicode_FromString("whole")
-                                          : sw_structure_encode_int(level->block);
+        block = level->block == st->whole
+                    ? Py_NewRef(st->labels[SW_LABEL_WHOLE])
+                    : sw_structure_encode_int(level->block);
         if (block == NULL) {
             Py_DECREF(scale);
             goto error;
         }
-        entry = Py_BuildValue("(s(sN)(sN))", "Level", "scale", scale,
-                              "block", block);
+        entry = Py_BuildValue("(O(ON)(ON))", st->labels[SW_LABEL_LEVEL],
+                              st->labels[SW_LABEL_SCALE], scale,
+                              st->labels[SW_LABEL_BLOCK], block);
         if (entry == NULL) {
             goto error;
         }
         PyTuple_SET_ITEM(levels, i, entry);
     }
-    return Py_BuildValue("(s(sN)(sN))", "BlockScaledDType",
-                         "element", element, "levels", levels);
+    return Py_BuildValue("(O(ON)(ON))",
+                         st->labels[SW_LABEL_BLOCK_SCALED_DTYPE],
+                         st->labels[SW_LABEL_ELEMENT], element,
+                         st->labels[SW_LABEL_LEVELS], levels);
 
 error:
     Py_XDECREF(element);

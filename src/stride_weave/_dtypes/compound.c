@@ -176,14 +176,14 @@ error:
  *  ("simple_types", (<ref>, ...)),
  *  ("representation_rules", (<rule structure>, ...))) */
 PyObject *
-sw_compound_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
+sw_compound_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *supertype = NULL, *planes = NULL, *rules = NULL;
     PyObject *sup = sw_descriptor_supertype(d);   /* borrowed */
     Py_ssize_t i, n;
 
-    supertype = sup ? sw_structure_ref((sw_descriptor *)sup)
-                    : PyUnicode_FromString("none");
+    supertype = sup ? sw_structure_ref(st, (sw_descriptor *)sup)
+                    : Py_NewRef(st->labels[SW_LABEL_NONE]);
     if (supertype == NULL) {
         goto error;
     }
@@ -193,7 +193,7 @@ sw_compound_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
         goto error;
     }
     for (i = 0; i < n; i++) {
-        PyObject *ref = sw_structure_ref(
+        PyObject *ref = sw_structure_ref(st,
             (sw_descriptor *)PyTuple_GET_ITEM(d->compound->simple_types, i));
         if (ref == NULL) {
             goto error;
@@ -209,9 +209,11 @@ sw_compound_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
         sw_rule *rule = (sw_rule *)PyTuple_GET_ITEM(d->compound->rules, i);
         PyTuple_SET_ITEM(rules, i, Py_NewRef(rule->structure));
     }
-    return Py_BuildValue("(s(sN)(sN)(sN))", "CompoundDType",
-                         "supertype", supertype, "simple_types", planes,
-                         "representation_rules", rules);
+    return Py_BuildValue("(O(ON)(ON)(ON))",
+                         st->labels[SW_LABEL_COMPOUND_DTYPE],
+                         st->labels[SW_LABEL_SUPERTYPE], supertype,
+                         st->labels[SW_LABEL_SIMPLE_TYPES], planes,
+                         st->labels[SW_LABEL_REPRESENTATION_RULES], rules);
 
 error:
     Py_XDECREF(supertype);

@@ -344,7 +344,7 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
     if (encoded == NULL) {
         goto error;
     }
-    field = sw_structure_field("extension", encoded);
+    field = sw_structure_field(st, SW_LABEL_EXTENSION, encoded);
     if (field == NULL) {
         goto error;
     }

@@ -40,6 +40,33 @@ typedef enum {
     SW_REJECTED,        /* construction failed; never registered */
 } sw_build_state;
 
+/* ---- structure labels (structure.c) ------------------------------------- */
+
+/* The untagged strings of the structure format.  Each is created once per
+ * graph, so every structure shares them: less memory per descriptor, and
+ * pickles that memoize them instead of repeating them. */
+typedef enum {
+    SW_LABEL_REF = 0,
+    SW_LABEL_NONE,
+    SW_LABEL_WHOLE,
+    SW_LABEL_EXTENSION,
+    SW_LABEL_SUPERTYPE,
+    SW_LABEL_BITS,
+    SW_LABEL_SIMPLE_TYPES,
+    SW_LABEL_REPRESENTATION_RULES,
+    SW_LABEL_ELEMENT,
+    SW_LABEL_LEVELS,
+    SW_LABEL_LEVEL,
+    SW_LABEL_SCALE,
+    SW_LABEL_BLOCK,
+    SW_LABEL_DTYPE_CATEGORY,
+    SW_LABEL_SIMPLE_DTYPE,
+    SW_LABEL_COMPOUND_DTYPE,
+    SW_LABEL_BLOCK_SCALED_DTYPE,
+    SW_LABEL_REPRESENTATION_RULE,
+    SW_LABEL_COUNT
+} sw_label;
+
 /* ---- the registry (registry.c) ------------------------------------------ */
 
 typedef struct {
@@ -87,6 +114,9 @@ typedef struct {
                                structures are stored once */
     PyObject *chains;       /* dict: category -> (category, *its supertypes),
                                the supertypes() shared by its members */
+    PyObject *refs;         /* dict: descriptor -> its structure reference */
+    PyObject *labels[SW_LABEL_COUNT];   /* interned structure labels */
+    PyObject *empty_extension;  /* ("extension", ()): the common field */
     PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
     PyObject *empty_tuple;
     PyObject *str_structure_extension;
@@ -275,9 +305,12 @@ PyObject *sw_registry_snapshot(sw_registry *r, PyTypeObject *cls);
 /* structure.c */
 PyObject *sw_structure_encode_extension(sw_state *st, PyObject *ext,
                                         PyObject *owner);
-PyObject *sw_structure_ref(sw_descriptor *d);
+int sw_structure_labels_init(sw_state *st);
+int sw_structure_labels_traverse(sw_state *st, visitproc visit, void *arg);
+void sw_structure_labels_clear(sw_state *st);
+PyObject *sw_structure_ref(sw_state *st, sw_descriptor *d);
 PyObject *sw_structure_encode_int(PyObject *value);
-PyObject *sw_structure_field(const char *label, PyObject *value);
+PyObject *sw_structure_field(sw_state *st, sw_label label, PyObject *value);
 PyObject *sw_structure_describe_leaf(PyObject *leaf);
 PyObject *sw_structure_diff(PyObject *ours, PyObject *theirs);
 
