@@ -42,8 +42,10 @@ PyObject *
 sw_category_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
 {
     PyObject *ref, *field, *result;
+    PyObject *supertype;   /* borrowed */
 
-    ref = d->supertype ? sw_structure_ref((sw_descriptor *)d->supertype)
+    supertype = sw_descriptor_supertype(d);
+    ref = supertype ? sw_structure_ref((sw_descriptor *)supertype)
                        : PyUnicode_FromString("none");
     if (ref == NULL) {
         return NULL;

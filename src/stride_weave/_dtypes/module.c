@@ -290,6 +290,11 @@ sw_build_graph(PyObject *module, sw_state *st)
     st->empty_tuple = PyTuple_New(0);
     st->str_structure_extension = PyUnicode_InternFromString("structure_extension");
     st->str_module = PyUnicode_InternFromString("__module__");
+    st->structures = PyDict_New();
+    st->chains = PyDict_New();
+    if (st->structures == NULL || st->chains == NULL) {
+        return -1;
+    }
     st->owned_names = sw_frozenset_of(sw_owned_member_names);
     st->rule_owned_names = sw_frozenset_of(sw_rule_owned_member_names);
     if (st->empty_tuple == NULL || st->str_structure_extension == NULL
@@ -487,6 +492,8 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->block_scaled_init_type);
     Py_VISIT(st->level_extent_type);
     Py_VISIT(st->level_extent_cache);
+    Py_VISIT(st->structures);
+    Py_VISIT(st->chains);
     Py_VISIT(st->category_init_type);
     Py_VISIT(st->simple_init_type);
     Py_VISIT(st->compound_init_type);
@@ -522,6 +529,8 @@ sw_clear(PyObject *module)
     Py_CLEAR(st->block_scaled_type);
     Py_CLEAR(st->block_scaled_init_type);
     Py_CLEAR(st->level_extent_cache);
+    Py_CLEAR(st->structures);
+    Py_CLEAR(st->chains);
     Py_CLEAR(st->level_extent_type);
     Py_CLEAR(st->category_init_type);
     Py_CLEAR(st->simple_init_type);

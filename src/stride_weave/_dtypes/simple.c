@@ -96,7 +96,7 @@ sw_simple_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
     if (bits == NULL) {
         return NULL;
     }
-    ref = sw_structure_ref((sw_descriptor *)d->supertype);
+    ref = sw_structure_ref((sw_descriptor *)sw_descriptor_supertype(d));
     if (ref == NULL) {
         Py_DECREF(bits);
         return NULL;
