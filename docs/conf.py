@@ -64,14 +64,22 @@ def _protocol_signature(app, what, name, obj, options, signature, return_annotat
 
 # The extension's docstrings are plain text written for help(), not reST:
 # "(element, *scales)" must not start emphasis, and `name` is code.
-_PLAIN_TEXT_DOCSTRINGS = ("stride_weave.dtypes.", "stride_weave._dtypes.")
 _SINGLE_BACKQUOTED = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def _defined_in_extension(obj):
+    """True for the C extension's types, methods, attributes and functions
+    (the Python modules' docstrings are reST and are left alone)."""
+    for candidate in (obj, getattr(obj, "__objclass__", None), getattr(obj, "__self__", None)):
+        if candidate is not None and getattr(candidate, "__module__", None) == "stride_weave._dtypes":
+            return True
+    return False
 
 
 def _plain_text_docstring(app, what, name, obj, options, lines):
     """Render a C docstring as the plain text it is: escape reST markup
     characters, and show `single-backquoted` names as inline code."""
-    if not name.startswith(_PLAIN_TEXT_DOCSTRINGS):
+    if not _defined_in_extension(obj):
         return
     for i, line in enumerate(lines):
         parts = _SINGLE_BACKQUOTED.split(line)  # text, code, text, code, ...

@@ -187,6 +187,13 @@ sw_bs_bits_per_element(sw_state *st, PyObject *element, PyObject *levels)
     constant = PyNumber_TrueDivide(num, den);
     Py_CLEAR(num);
     Py_CLEAR(den);
+    if (constant == NULL && PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the bits per element of element %R and these "
+                     "levels exceed the range of a float",
+                     SW_BS_INIT, element);
+        return NULL;
+    }
     if (constant == NULL || !whole) {
         return constant;
     }

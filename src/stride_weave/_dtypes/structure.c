@@ -255,6 +255,13 @@ sw_structure_describe_leaf(PyObject *leaf)
         return NULL;
     }
     if (colon < 0) {
+        /* The untagged values read as what they encode. */
+        if (PyUnicode_CompareWithASCIIString(leaf, "whole") == 0) {
+            return PyUnicode_FromString("Whole");
+        }
+        if (PyUnicode_CompareWithASCIIString(leaf, "none") == 0) {
+            return PyUnicode_FromString("None");
+        }
         return PyUnicode_FromFormat("%R", leaf);
     }
     else {
