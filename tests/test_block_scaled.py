@@ -802,16 +802,6 @@ def test_property_same_chain_never_registers_twice(chain, element_bits):
 # Threads
 # --------------------------------------------------------------------------
 
-@pytest.fixture
-def fast_switching():
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(old)
-
-
 @pytest.mark.parametrize("round_", range(3))
 def test_threads_racing_to_register_one_chain_yield_one_winner(fast_switching, round_):
     """N threads register the same chain under N names at once: exactly one
