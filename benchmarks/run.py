@@ -55,8 +55,8 @@ ROOT = os.path.dirname(HERE)
 DOCS = os.path.join(ROOT, "docs", "performance.md")
 
 BLOCK_SCALED_NOTE = (
-    "Block-scaled NVFP4 does not exist yet: its rows measure a stand-in, a "
-    "user CompoundDType subclass with two planes (E2M1 data, E4M3 scales)."
+    "The block-scaled rows use the built-in NVFP4 (an E2M1 element plane, "
+    "E4M3 scales per 16 elements and one Float32 scale per tensor)."
 )
 
 
@@ -208,18 +208,6 @@ _ENUM_SUPERTYPES, _ENUM_SUBTYPE_OF, _ENUM_STRUCTURE = _enum_tables()
 
 
 # ---------------------------------------------------------------------------
-# the block-scaled stand-in
-# ---------------------------------------------------------------------------
-
-class TwoPlaneStandIn(CompoundDType, abstract=False):
-    """Stand-in for NVFP4 until BlockScaledDType exists: two planes."""
-
-    def __init__(self, name, data, scales):
-        super().__init__(name, supertype=DType.Floating,
-                         simple_types=(data, scales))
-
-
-# ---------------------------------------------------------------------------
 # the benchmark list
 # ---------------------------------------------------------------------------
 
@@ -244,14 +232,14 @@ def build_benches():
     builtins_ = D.registered()
     names = [d.name for d in builtins_]
 
-    standin = TwoPlaneStandIn("NVFP4StandIn", D.E2M1, D.E4M3)
+    nvfp4 = D.NVFP4
     dumps, loads, deepcopy = pickle.dumps, pickle.loads, copy.deepcopy
 
     class Plain:
         x = 1
 
     ns = dict(
-        D=D, S=S, f=f, i8=i8, fl=fl, any_=any_, nv=standin,
+        D=D, S=S, f=f, i8=i8, fl=fl, any_=any_, nv=nvfp4,
         fn=D.from_name, sfn=S.from_name, reg=D.registered, sreg=S.registered,
         k="Float32", m="NoSuchDType",
         get={n: d for n, d in zip(names, builtins_)}.get,
@@ -260,20 +248,22 @@ def build_benches():
         do={object(): 0 for _ in range(13)},
         dk={b: j for j, b in enumerate(builtins_)},
         dumps=dumps, loads=loads, deepcopy=deepcopy,
-        pint=dumps(int), pf=dumps(f), pnv=dumps(standin),
+        pint=dumps(int), pf=dumps(f), pnv=dumps(nvfp4),
         E=E, ef=ef, ei8=ei8, efl=efl, eany=eany,
         efn=E.from_name,
         pef=dumps(ef),
         de={m: j for j, m in enumerate(E)},
         payload=dumps((f.name, f.structure())),
         reconstruct=getattr(_sw_c, "_reconstruct", None),
-        fstruct=f.structure(),
+        # An unpickled copy, as _reconstruct receives it (the registered
+        # object itself would take an identity shortcut).
+        fstruct=loads(dumps(f.structure())),
     )
     ns["do"][ns["o"]] = 1
 
     # Correctness of what is timed.
     assert ns["fn"]("Float32") is f and ns["sfn"]("Float32") is f
-    assert loads(ns["pf"]) is f and loads(ns["pnv"]) is standin
+    assert loads(ns["pf"]) is f and loads(ns["pnv"]) is nvfp4
     assert loads(ns["pef"]) is ef and deepcopy(f) is f and deepcopy(ef) is ef
     assert f.is_subtype_of(any_) and not i8.is_subtype_of(fl)
     assert ef.is_subtype_of(eany) and not ei8.is_subtype_of(efl)
@@ -309,6 +299,8 @@ def build_benches():
     add("ref.get_miss", "dict.get miss (no exception): get(m)", "get(m)",
         group="reference")
     add("ref.keyerror", "d[missing], KeyError caught", miss.format("d.__getitem__"),
+        group="reference")
+    add("ref.getset", "a C getset attribute: x.real, x = 1", "x.real",
         group="reference")
     add("ref.payload", "pickle.loads of the payload alone: (name, structure)",
         "loads(payload)", group="reference")
@@ -352,11 +344,11 @@ def build_benches():
          "loads(pef)", "floor.loads"),
         ("roundtrip", "pickle round trip, Float32", "loads(dumps(f))",
          "loads(dumps(ef))", "floor.rt"),
-        ("dumps.block", "pickle.dumps(NVFP4 stand-in)", "dumps(nv)", None,
+        ("dumps.block", "pickle.dumps(NVFP4)", "dumps(nv)", None,
          "floor.dumps"),
-        ("loads.block", "pickle.loads(<NVFP4 stand-in pickle>)", "loads(pnv)",
+        ("loads.block", "pickle.loads(<NVFP4 pickle>)", "loads(pnv)",
          None, "floor.loads"),
-        ("roundtrip.block", "pickle round trip, NVFP4 stand-in",
+        ("roundtrip.block", "pickle round trip, NVFP4",
          "loads(dumps(nv))", None, "floor.rt"),
         ("deepcopy", "copy.deepcopy(Float32)", "deepcopy(f)", "deepcopy(ef)",
          "floor.deepcopy"),
@@ -373,7 +365,7 @@ def build_benches():
             add("enum." + key, label, estmt, group="enum", floor=floor)
 
     B.extend(third_party_benches(ns))
-    return B, standin
+    return B
 
 
 def third_party_benches(base):
@@ -432,6 +424,7 @@ def ext_names(n, prefix="Ext"):
 
 def child_timing(size, rounds, target):
     names = ext_names(size)
+    n_all, n_simple = len(DType.registered()), len(SimpleDType.registered())
     batch = 100
     per = time_registrations(make_simple, names, batch)
     tail = per[-min(len(per), 10):]          # the last 1000 registrations
@@ -443,7 +436,7 @@ def child_timing(size, rounds, target):
     t0 = clock()
     simple = SimpleDType.registered()
     rebuild_narrowed = clock() - t0
-    assert len(everything) == size + 14 and len(simple) == size + 11
+    assert len(everything) == size + n_all and len(simple) == size + n_simple
     k = names[size // 2]
     target_d = DType.from_name(k)
     ns = dict(D=DType, S=SimpleDType, fn=DType.from_name, k=k, x=1,
@@ -666,7 +659,7 @@ def evaluate_targets(by, reg, scale, memory, quick):
               v <= 1.5))
     v = r("roundtrip.block", "roundtrip")
     T.append(("block-scaled round trip within 2x of a simple one "
-              "(NVFP4 stand-in: two-plane CompoundDType)",
+              "(NVFP4)",
               "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by["roundtrip.block"].ns),
                                           fmt_ns(by["roundtrip"].ns)),
               v <= 2.0))
@@ -815,15 +808,14 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
         L.append("- `%s`: %s (%s ns)" % (k, v, fmt_ns(by[k].ns)))
     L.append("")
     L.append("The Enum model (`EnumDType` in `benchmarks/run.py`) is what a "
-             "user might write instead: the 14 built-ins as members, a "
+             "user might write instead: the 14 built-in categories and simple "
+             "dtypes as members, a "
              "precomputed hierarchy table for `supertypes()` and "
              "`is_subtype_of`, a precomputed `structure()`, `from_name` via "
              "`_member_map_`, `registered()` as `tuple(cls)`, and pickling by "
              "name (`enum.pickle_by_enum_name`).")
     L.append("")
-    L.append(BLOCK_SCALED_NOTE + " Its structure names the `CompoundDType` "
-             "contract and its two planes, so its pickle is what any two-plane "
-             "compound of the built-ins costs.")
+    L.append(BLOCK_SCALED_NOTE)
     L.append("")
     L.append("## Operations")
     L.append("")
@@ -885,35 +877,46 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
         L.append("")
         L.append("### Misses")
         L.append("")
-        L.append("The C core has not been optimized yet (vectorcall and "
-                 "other fast paths come later), so misses are expected at this "
-                 "stage. Each miss is stated above with its measured ratio; "
-                 "where this run measured a part of the cost, it is given "
-                 "here:")
+        L.append("Each miss is stated above with its measured ratio; "
+                 "where this run measured what the interpreter itself "
+                 "charges for the same shape of operation, it is given here:")
         L.append("")
         L.append("- a caught `KeyError` from a plain dict costs %s ns (%.2fx the "
                  "`dict.get` floor), so no miss that raises can come within 2x "
                  "of `dict.get`; the `from_name` miss costs %s ns more than "
-                 "that;"
+                 "that (formatting its message, which names the unknown "
+                 "name);"
                  % (fmt_ns(by["ref.keyerror"].ns),
                     by["ref.keyerror"].ns / by["floor.get"].ns,
                     fmt_ns(by["from_name.miss"].ns - by["ref.keyerror"].ns)))
+        L.append("- `name` and `bits` are C getset attributes: CPython 3.11 to "
+                 "3.13 specialize attribute loads of slots and Python "
+                 "properties, not of C getsets, so any C getset costs about "
+                 "what `x.real` on an int costs here (%s ns, %.2fx the C call "
+                 "floor); `name` is %.2fx and `bits` %.2fx of `x.real`. They "
+                 "stay getsets because a descriptor leaked from a failed "
+                 "`__init__` must raise `ValueError` on every accessor, which "
+                 "a slot member cannot do;"
+                 % (fmt_ns(by["ref.getset"].ns),
+                    by["ref.getset"].ns / by["floor.call"].ns,
+                    by["name"].ns / by["ref.getset"].ns,
+                    by["bits"].ns / by["ref.getset"].ns))
+        L.append("- `DType.from_name(k)` as written costs %s ns against %s ns "
+                 "pre-bound: the difference is the load of a class attribute "
+                 "(`C.x` costs %s ns here), which the pre-bound `dict.get` "
+                 "floor does not pay;"
+                 % (fmt_ns(by["from_name.hit_user"].ns),
+                    fmt_ns(by["from_name.hit"].ns),
+                    fmt_ns(by["floor.classattr"].ns)))
         L.append("- unpickling the `(name, structure)` payload alone costs %s "
                  "ns (%.2fx `pickle.loads` of `int`), because a descriptor "
                  "pickle carries its structure by design (docs/design.md, "
-                 "Pickling); `_reconstruct` itself costs %s ns;"
+                 "Pickling; the receiving process compares it); "
+                 "`_reconstruct` itself costs %s ns;"
                  % (fmt_ns(by["ref.payload"].ns),
                     by["ref.payload"].ns / by["floor.loads"].ns,
                     fmt_ns(by["ref.reconstruct"].ns)
                     if "ref.reconstruct" in by else "—"))
-        L.append("- `DType.from_name(k)` as written costs %s ns against %s ns "
-                 "pre-bound, and `DType.registered()` %s ns against %s ns: "
-                 "looking a C classmethod up on a class creates a new bound "
-                 "method object on every call;"
-                 % (fmt_ns(by["from_name.hit_user"].ns),
-                    fmt_ns(by["from_name.hit"].ns),
-                    fmt_ns(by["registered"].ns),
-                    fmt_ns(by["registered.bound"].ns)))
         if memory:
             m = memory[-1]
             L.append("- memory: %d of the %.0f bytes per descriptor are objects "
@@ -954,7 +957,7 @@ def main(argv=None):
     mode = "quick" if args.quick else "full"
     sizes = [1000] if args.quick else [1000, 10000, 100000]
 
-    benches, standin = build_benches()
+    benches = build_benches()
     main_entries = len(DType.registered())
     run_benches(benches, args.rounds, args.target_ms / 1000)
     by = {b.key: b for b in benches}

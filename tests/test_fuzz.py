@@ -44,6 +44,7 @@ from hypothesis.stateful import (
     RuleBasedStateMachine,
     consumes,
     invariant,
+    multiple,
     rule,
 )
 
@@ -51,9 +52,11 @@ from _defs import BUILTIN_NAMES, PlanePair, TagRule
 from conftest import registry_unchanged, unique_name
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
+    BlockScaledDType,
     CompoundDType,
     DType,
     DTypeCategory,
+    Level,
     SimpleDType,
     Whole,
 )
@@ -182,6 +185,11 @@ class RichPair(PlanePair, abstract=False):
         return (2.0, "pair", (Whole,))
 
 
+class RichBlockScaled(BlockScaledDType, abstract=False):
+    def structure_extension(self):
+        return ("bs", -1, (None, Whole))
+
+
 def _register_targets():
     cat = DTypeCategory(unique_name("FzCat"), supertype=DType.Floating)
     sub = ExtCategory(unique_name("FzSubCat"), supertype=cat)
@@ -193,8 +201,17 @@ def _register_targets():
                      rules=[TagRule(32), TagRule("x")], supertype=cat)
     rich_pair = RichPair(unique_name("FzRichPair"),
                          planes=(rich, rich, DType.Float32))
+    # Block-scaled: a fresh element, so the structures are new.
+    element = SimpleDType(unique_name("FzBsElem"), bits=4, supertype=cat)
+    block_scaled = BlockScaledDType(
+        unique_name("FzBs"), element=element,
+        levels=(Level(scale=DType.E8M0, block=16),
+                Level(scale=simple, block=Whole)))
+    rich_bs = RichBlockScaled(unique_name("FzRichBs"), element=element,
+                              levels=[Level(scale=rich, block=2 ** 70)])
     return [getattr(DType, n) for n in BUILTIN_NAMES] + [
-        cat, sub, root, simple, huge, rich, pair, rich_pair]
+        cat, sub, root, simple, huge, rich, pair, rich_pair, element,
+        block_scaled, rich_bs]
 
 
 TARGETS = _register_targets()
@@ -791,6 +808,68 @@ def test_constructor_compound(name, planes, as_type, rules, supertype):
         assert all(isinstance(p, SimpleDType) for p in result.simple_types)
 
 
+BLOCKS = st.one_of(st.integers(1, 64), st.sampled_from([2 ** 70, Whole]),
+                   st.integers(-2, 0), st.none(), st.text(max_size=2),
+                   st.booleans(), st.integers(1, 8).map(HostileInt))
+SCALES = st.one_of(st.sampled_from([DType.E8M0, DType.E4M3, DType.Float32]),
+                   st.sampled_from(CATEGORIES), st.none(), st.integers())
+
+
+def _same_chain(d, element, levels):
+    return (type(d).structure_extension is BlockScaledDType.structure_extension
+            and d.element is element and d.levels == tuple(levels))
+
+
+@fuzz_settings(200)
+@given(name=_names_for("FzB"),
+       element=st.one_of(st.sampled_from(SIMPLES), st.sampled_from(CATEGORIES),
+                         st.none(), st.integers()),
+       scales_blocks=st.lists(st.tuples(SCALES, BLOCKS), max_size=3),
+       raw=st.one_of(st.none(), st.integers(), st.just(RaisingIterable()),
+                     st.lists(st.one_of(st.integers(), st.sampled_from(SIMPLES)),
+                              min_size=1, max_size=2)))
+def test_constructor_block_scaled(name, element, scales_blocks, raw):
+    """BlockScaledDType(name, *, element, levels), fuzzed: a Level must be
+    well formed to exist at all; construction succeeds only for a
+    registered SimpleDType element, a non-empty level chain, a free name
+    and a chain no block-scaled dtype of the contract already has (then
+    ValueError: unique by structure); registry unchanged on failure."""
+    name = _resolve_name(name, "FzB")
+    levels = []
+    for scale, block in scales_blocks:
+        ok = isinstance(scale, SimpleDType) and (
+            block is Whole or (isinstance(block, int) and not isinstance(block, bool)
+                               and int.__int__(block) > 0))
+        try:
+            with armed():
+                levels.append(Level(scale=scale, block=block))
+        except (TypeError, ValueError) as exc:
+            assert not ok, f"Level({scale!r}, {block!r}) refused: {exc!r}"
+            return   # Level refused its own arguments: nothing to build
+        assert ok, f"Level({scale!r}, {block!r}) accepted"
+    arg = levels if raw is None else raw
+    problems = _Problems()
+    _name_problem(name, problems)
+    if not isinstance(element, SimpleDType):
+        problems.add(TypeError)
+    if raw is not None:
+        if not isinstance(raw, RaisingIterable):
+            problems.add(TypeError)
+    elif not levels:
+        problems.add(ValueError)
+    elif any(level.block is Whole for level in levels[:-1]):
+        problems.add(ValueError)     # only the last level may be Whole
+    elif isinstance(element, SimpleDType) and any(
+            _same_chain(d, element, levels) for d in BlockScaledDType.registered()):
+        problems.add(ValueError)
+    result = _check_outcome(
+        lambda: BlockScaledDType(name, element=element, levels=arg),
+        problems, extra_ok=(Boom,))
+    if result is not None:
+        assert result.element is element and result.levels == tuple(levels)
+        assert result.simple_types == (element,) + tuple(l.scale for l in levels)
+
+
 # --------------------------------------------------------------------------
 # structure_extension() fuzzing
 # --------------------------------------------------------------------------
@@ -948,7 +1027,7 @@ class RegistryMachine(RuleBasedStateMachine):
     def register_category(self, supertype):
         return self._registered(DTypeCategory(unique_name("SmC"), supertype=supertype))
 
-    @rule(target=simples, bits=st.integers(1, 2 ** 70),
+    @rule(target=simples, bits=st.one_of(st.integers(1, 64), st.just(2 ** 70)),
           supertype=st.one_of(st.sampled_from([DType.Floating, DType.Integer]),
                               categories))
     def register_simple(self, bits, supertype):
@@ -960,6 +1039,30 @@ class RegistryMachine(RuleBasedStateMachine):
     def register_compound(self, planes, tag):
         return self._registered(PlanePair(unique_name("SmP"), planes=planes,
                                           rules=[TagRule(tag)]))
+
+    @rule(target=descriptors, element=simples,
+          chain=st.lists(st.tuples(st.one_of(simples, st.sampled_from(
+              [DType.E8M0, DType.Float32])), st.one_of(st.integers(1, 64),
+                                                     st.just(Whole))),
+                         min_size=1, max_size=3))
+    def register_block_scaled(self, element, chain):
+        """Unique by structure: the same element and level chain registers
+        once; a second time (under a fresh name) is a ValueError."""
+        levels = tuple(Level(scale=s, block=b) for s, b in chain)
+        taken = [d for d in BlockScaledDType.registered()
+                 if _same_chain(d, element, levels)]
+        name = unique_name("SmB")
+        if any(level.block is Whole for level in levels[:-1]):
+            # Only the last level may be Whole.
+            self._fails(ValueError, lambda: BlockScaledDType(
+                name, element=element, levels=levels))
+            return multiple()
+        if taken:
+            self._fails(ValueError, lambda: BlockScaledDType(
+                name, element=element, levels=levels))
+            return multiple()
+        return self._registered(BlockScaledDType(name, element=element,
+                                                 levels=levels))
 
     @rule(target=descriptors, d=st.one_of(categories, simples))
     def remember(self, d):
@@ -1005,7 +1108,7 @@ class RegistryMachine(RuleBasedStateMachine):
     def look_up(self, d):
         assert DType.from_name(d.name) is d
         assert type(d).from_name(d.name) is d
-        for cls in (DTypeCategory, SimpleDType, CompoundDType):
+        for cls in (DTypeCategory, SimpleDType, CompoundDType, BlockScaledDType):
             if isinstance(d, cls):
                 assert cls.from_name(d.name) is d
             else:
@@ -1037,7 +1140,7 @@ class RegistryMachine(RuleBasedStateMachine):
             check_reconstruct(name, DType.Float32.structure())
 
     @rule(cls=st.sampled_from([DType, DTypeCategory, SimpleDType, CompoundDType,
-                               PlanePair]))
+                               PlanePair, BlockScaledDType]))
     def snapshot(self, cls):
         snap = cls.registered()
         assert type(snap) is tuple

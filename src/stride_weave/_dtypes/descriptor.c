@@ -259,6 +259,34 @@ sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
  * supertypes() chain.  Also refuses an already registered name early, so
  * user code after super().__init__ does not run for a doomed descriptor
  * (the registration itself checks again, atomically). */
+/* (supertype, *supertype.supertypes()): the supertypes() of every member
+ * of a registered category, built once per category and shared (new ref). */
+static PyObject *
+sw_descriptor_chain(sw_state *st, PyObject *supertype)
+{
+    PyObject *chain, *head, *found;
+
+    found = PyDict_GetItemWithError(st->chains, supertype);   /* borrowed */
+    if (found != NULL || PyErr_Occurred()) {
+        return Py_XNewRef(found);
+    }
+    /* The supertype is finished: its own chain is already recorded. */
+    head = PyTuple_Pack(1, supertype);
+    if (head == NULL) {
+        return NULL;
+    }
+    chain = PySequence_Concat(head, ((sw_descriptor *)supertype)->supertypes);
+    Py_DECREF(head);
+    if (chain == NULL) {
+        return NULL;
+    }
+    /* Keys are registered categories (identity hash): the table is bounded
+     * by the number of categories. */
+    found = PyDict_SetDefault(st->chains, supertype, chain);   /* borrowed */
+    Py_DECREF(chain);
+    return Py_XNewRef(found);
+}
+
 int
 sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
                          PyObject *supertype)
@@ -281,20 +309,12 @@ sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
         chain = PyTuple_New(0);
     }
     else {
-        /* The supertype is finished: its own chain is already recorded. */
-        PyObject *head = PyTuple_Pack(1, supertype);
-        if (head == NULL) {
-            return -1;
-        }
-        chain = PySequence_Concat(head,
-                                  ((sw_descriptor *)supertype)->supertypes);
-        Py_DECREF(head);
+        chain = sw_descriptor_chain(st, supertype);
     }
     if (chain == NULL) {
         return -1;
     }
     Py_XSETREF(d->name, Py_NewRef(name));
-    Py_XSETREF(d->supertype, Py_XNewRef(supertype));
     Py_XSETREF(d->supertypes, chain);
     return 0;
 }
@@ -305,7 +325,8 @@ int
 sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
 {
     PyObject *contract = NULL, *ext = NULL, *encoded = NULL;
-    PyObject *field = NULL, *structure = NULL;
+    PyObject *field = NULL, *structure = NULL, *existing = NULL;
+    PyObject *shared;   /* borrowed: an equal registered structure */
     Py_ssize_t i, n;
     int status;
 
@@ -324,7 +345,9 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
         contract = sw_simple_contract(st, d);
         break;
     case SW_KIND_COMPOUND:
-        contract = sw_compound_contract(st, d);
+        contract = sw_descriptor_is_block_scaled(d)
+                   ? sw_block_scaled_contract(st, d)
+                              : sw_compound_contract(st, d);
         break;
     default:
         PyErr_SetString(PyExc_SystemError, "descriptor without a kind");
@@ -342,7 +365,7 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
     if (encoded == NULL) {
         goto error;
     }
-    field = sw_structure_field("extension", encoded);
+    field = sw_structure_field(st, SW_LABEL_EXTENSION, encoded);
     if (field == NULL) {
         goto error;
     }
@@ -355,10 +378,24 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
         PyTuple_SET_ITEM(structure, i, Py_NewRef(PyTuple_GET_ITEM(contract, i)));
     }
     PyTuple_SET_ITEM(structure, n, Py_NewRef(field));
-    Py_XSETREF(d->structure, structure);
+    /* Equal structures are stored once (every SimpleDType(bits=8,
+     * supertype=Floating) has the same one).  Only looked up here; the
+     * table learns a structure after it is registered, so failed
+     * constructions never grow it. */
+    shared = PyDict_GetItemWithError(st->structures, structure);  /* borrowed */
+    if (shared == NULL && PyErr_Occurred()) {
+        goto error;
+    }
+    Py_XSETREF(d->structure, shared ? Py_NewRef(shared) : structure);
+    if (shared != NULL) {
+        Py_DECREF(structure);
+    }
     structure = NULL;
 
-    status = sw_registry_publish(&st->registry, d);
+    /* Block-scaled dtypes are unique by structure too. */
+    status = sw_registry_publish(&st->registry, d,
+                                 sw_descriptor_is_block_scaled(d)
+                                     ? d->structure : NULL, &existing);
     if (status < 0) {
         goto error;
     }
@@ -367,6 +404,23 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
                      "%s: name %R is already registered",
                      _PyType_Name(Py_TYPE(d)), d->name);
         goto error;
+    }
+    if (status == 2) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s %R duplicates the representation of the registered "
+                     "%R: a block-scaled format with the same element, "
+                     "levels and structure_extension() is already "
+                     "registered (add a structure_extension() to describe a "
+                     "different format); nothing was registered",
+                     _PyType_Name(Py_TYPE(d)), d->name,
+                     ((sw_descriptor *)existing)->name);
+        Py_DECREF(existing);
+        goto error;
+    }
+    if (shared == NULL
+        && PyDict_SetDefault(st->structures, d->structure, d->structure) == NULL) {
+        /* Registered already: sharing is only an optimization. */
+        PyErr_Clear();
     }
     Py_DECREF(contract);
     Py_DECREF(ext);
@@ -403,14 +457,15 @@ sw_base_traverse(PyObject *self, visitproc visit, void *arg)
 
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(d->name);
-    Py_VISIT(d->supertype);
     Py_VISIT(d->supertypes);
     Py_VISIT(d->bits);
-    Py_VISIT(d->simple_types);
-    Py_VISIT(d->rules);
-    Py_VISIT(d->element);
-    Py_VISIT(d->levels);
-    Py_VISIT(d->bits_per_element);
+    if (d->compound != NULL) {
+        Py_VISIT(d->compound->simple_types);
+        Py_VISIT(d->compound->rules);
+        Py_VISIT(d->compound->element);
+        Py_VISIT(d->compound->levels);
+        Py_VISIT(d->compound->bits_per_element);
+    }
     Py_VISIT(d->structure);
     Py_VISIT(d->attrs);
     return 0;
@@ -422,14 +477,16 @@ sw_base_clear(PyObject *self)
     sw_descriptor *d = (sw_descriptor *)self;
 
     Py_CLEAR(d->name);
-    Py_CLEAR(d->supertype);
     Py_CLEAR(d->supertypes);
     Py_CLEAR(d->bits);
-    Py_CLEAR(d->simple_types);
-    Py_CLEAR(d->rules);
-    Py_CLEAR(d->element);
-    Py_CLEAR(d->levels);
-    Py_CLEAR(d->bits_per_element);
+    if (d->compound != NULL) {
+        sw_compound_fields *c = d->compound;
+        Py_CLEAR(c->simple_types);
+        Py_CLEAR(c->rules);
+        Py_CLEAR(c->element);
+        Py_CLEAR(c->levels);
+        Py_CLEAR(c->bits_per_element);
+    }
     Py_CLEAR(d->structure);
     Py_CLEAR(d->attrs);
     return 0;
@@ -446,8 +503,24 @@ sw_base_dealloc(PyObject *self)
         PyObject_ClearWeakRefs(self);
     }
     (void)sw_base_clear(self);
+    PyMem_Free(d->compound);
+    d->compound = NULL;
     tp->tp_free(self);
     Py_DECREF(tp);
+}
+
+/* The compound fields of `d`, allocated (zeroed) on first use: by the
+ * compound or block-scaled __init__, which runs once per descriptor. */
+sw_compound_fields *
+sw_descriptor_compound_fields(sw_descriptor *d)
+{
+    if (d->compound == NULL) {
+        d->compound = PyMem_Calloc(1, sizeof(sw_compound_fields));
+        if (d->compound == NULL) {
+            PyErr_NoMemory();
+        }
+    }
+    return d->compound;
 }
 
 /* Sealed descriptors refuse every assignment and deletion.  While the
@@ -519,11 +592,13 @@ static PyObject *
 sw_get_supertype(PyObject *self, void *Py_UNUSED(closure))
 {
     sw_descriptor *d = (sw_descriptor *)self;
+    PyObject *supertype;   /* borrowed */
 
     if (sw_descriptor_check_usable(d) < 0) {
         return NULL;
     }
-    return Py_NewRef(d->supertype ? d->supertype : Py_None);
+    supertype = sw_descriptor_supertype(d);
+    return Py_NewRef(supertype ? supertype : Py_None);
 }
 
 static PyObject *
@@ -547,7 +622,11 @@ sw_is_subtype_of(PyObject *self, PyObject *other)
     if (sw_state_check(st) < 0) {
         return NULL;
     }
-    if (!PyObject_TypeCheck(other, st->base_type)) {
+    /* Fast path first: every descriptor's class is made by the metaclass,
+     * so a class of the same metaclass means a descriptor of this graph
+     * (no walk of other's MRO on the dispatch path). */
+    if (Py_TYPE(Py_TYPE(other)) != Py_TYPE(Py_TYPE(self))
+        && !PyObject_TypeCheck(other, st->base_type)) {
         PyErr_Format(PyExc_TypeError,
                      "is_subtype_of: other must be a DType, got %s",
                      Py_TYPE(other)->tp_name);
@@ -853,6 +932,82 @@ sw_dtype_fill_namespace(sw_state *st, PyObject *ns)
         }
         Py_DECREF(descr);
     }
+    return 0;
+}
+
+/* The definitions of from_name and registered as plain functions of the
+ * class (METH_CLASS dropped), for sw_descriptor_bind_methods. */
+static PyMethodDef sw_bound_class_methods[] = {
+    {"from_name", sw_from_name, METH_O,
+     PyDoc_STR("from_name($cls, name, /)\n--\n\n"
+               "Return the descriptor registered under name.\n\n"
+               "Called on a subclass, the descriptor must also be an "
+               "instance of it.  Raises TypeError for a non-str name and "
+               "LookupError for an unknown name or a kind mismatch.")},
+    {"registered", sw_registered, METH_NOARGS,
+     PyDoc_STR("registered($cls, /)\n--\n\n"
+               "Return an immutable tuple snapshot of the registered "
+               "descriptors that are instances of this class, in "
+               "registration order.")},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMethodDef *
+sw_bound_class_method_def(PyMethodDef *m)
+{
+    PyMethodDef *p;
+
+    for (p = sw_bound_class_methods; p->ml_name != NULL; p++) {
+        if (p->ml_meth == m->ml_meth) {
+            return p;
+        }
+    }
+    PyErr_Format(PyExc_SystemError, "no bound form of %s", m->ml_name);
+    return NULL;
+}
+
+/* Give `cls` its own descriptors of the model-owned instance methods.
+ * CPython's specialized calls of a C method (3.11+) require the method's
+ * defining class to be exactly the receiver's type; with one shared
+ * descriptor on the C layout every call would take the generic path.
+ * Only owned names are bound here, so no user override is ever shadowed
+ * (structure_extension, which users override, is left alone). */
+int
+sw_descriptor_bind_methods(PyTypeObject *cls)
+{
+    PyMethodDef *m;
+
+    for (m = sw_base_methods; m->ml_name != NULL; m++) {
+        PyObject *descr;
+        int status;
+
+        if (m->ml_meth == sw_structure_extension
+            || m->ml_meth == (PyCFunction)(void (*)(void))sw_init_subclass) {
+            continue;
+        }
+        if (m->ml_flags & METH_CLASS) {
+            /* from_name, registered: a builtin already bound to this class
+             * (a classmethod would build a bound method on every
+             * DType.from_name(...) and miss the specialized builtin
+             * calls).  Called on an instance it is still bound to the
+             * class, as a classmethod would be. */
+            PyMethodDef *plain = sw_bound_class_method_def(m);
+            descr = plain ? PyCFunction_NewEx(plain, (PyObject *)cls, NULL)
+                          : NULL;
+        }
+        else {
+            descr = PyDescr_NewMethod(cls, m);
+        }
+        if (descr == NULL) {
+            return -1;
+        }
+        status = PyDict_SetItemString(cls->tp_dict, m->ml_name, descr);
+        Py_DECREF(descr);
+        if (status < 0) {
+            return -1;
+        }
+    }
+    PyType_Modified(cls);
     return 0;
 }
 

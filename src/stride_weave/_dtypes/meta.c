@@ -361,11 +361,14 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     {
         PyTypeObject *const model_types[] = {
             st->base_type, st->category_init_type, st->simple_init_type,
-            st->compound_init_type, NULL};
+            st->compound_init_type, st->block_scaled_init_type, NULL};
         cls = sw_meta_build_class(meta, st, st->owned_names, model_types,
                                   name, bases, ns, rest);
     }
     Py_XDECREF(rest);
+    if (cls != NULL && sw_descriptor_bind_methods((PyTypeObject *)cls) < 0) {
+        Py_CLEAR(cls);
+    }
     if (cls != NULL) {
         ((sw_type *)cls)->kind = kind;
         ((sw_type *)cls)->abstract = abstract;

@@ -52,6 +52,10 @@ sw_registry_init(sw_registry *r)
     if (r->by_name == NULL) {
         return -1;
     }
+    r->by_structure = PyDict_New();
+    if (r->by_structure == NULL) {
+        return -1;
+    }
     r->order = NULL;
     r->count = r->capacity = 0;
     r->version = 0;
@@ -63,17 +67,20 @@ void
 sw_registry_fini(sw_registry *r)
 {
     PyObject *by_name = r->by_name;
+    PyObject *by_structure = r->by_structure;
     PyObject *snapshot = r->snapshot;
     PyObject **order = r->order;
 
     /* Detach first: deallocating descriptors may look the registry up. */
     r->by_name = NULL;
+    r->by_structure = NULL;
     r->snapshot = NULL;
     r->order = NULL;
     r->count = r->capacity = 0;
     r->version++;
     Py_XDECREF(snapshot);
     Py_XDECREF(by_name);
+    Py_XDECREF(by_structure);
     PyMem_Free(order);
 #ifndef SW_HAVE_PYMUTEX
     if (r->lock != NULL) {
@@ -87,6 +94,7 @@ int
 sw_registry_traverse(sw_registry *r, visitproc visit, void *arg)
 {
     Py_VISIT(r->by_name);
+    Py_VISIT(r->by_structure);
     Py_VISIT(r->snapshot);
     return 0;
 }
@@ -115,11 +123,21 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
     if (sw_registry_check_alive(r) < 0) {
         return NULL;
     }
+#ifdef Py_GIL_DISABLED
     sw_registry_lock(r);
     /* Exact str key: hashing and comparing run no Python code. */
     found = PyDict_GetItemWithError(r->by_name, name);
     Py_XINCREF(found);
     sw_registry_unlock(r);
+#else
+    /* With a GIL no lock is needed to read: the writer changes the dict
+     * and seals the descriptor without releasing the GIL in between (no
+     * Python code, no garbage collection inside its critical section), so
+     * a reader sees a name either absent or bound to a sealed descriptor.
+     * This keeps from_name() at the cost of a dict lookup. */
+    found = PyDict_GetItemWithError(r->by_name, name);
+    Py_XINCREF(found);
+#endif
     return found;
 }
 
@@ -156,12 +174,17 @@ sw_registry_is_canonical(sw_registry *r, sw_descriptor *d)
 
 /* ---- the one write --------------------------------------------------------- */
 
-/* Register `d` under d->name and seal it, atomically.
- * Returns 0 on success, 1 if the name is taken (no exception), -1 on error. */
+/* Register `d` under d->name and seal it, atomically.  When `unique` is
+ * not NULL (an exact tuple of exact str: a structure) it is claimed in the
+ * same critical section, so a name and a structure are taken together or
+ * not at all.  Returns 0 on success, 1 if the name is taken, 2 if the
+ * structure is taken (*existing: a new reference to its owner), -1 on
+ * error; no exception is set for 1 and 2. */
 static int
-sw_registry_insert(sw_registry *r, sw_descriptor *d)
+sw_registry_insert(sw_registry *r, sw_descriptor *d, PyObject *unique,
+                   PyObject **existing)
 {
-    PyObject *stale = NULL;
+    PyObject *stale = NULL, *owner;
     int status = 0;
 
     assert(PyUnicode_CheckExact(d->name));
@@ -176,6 +199,19 @@ sw_registry_insert(sw_registry *r, sw_descriptor *d)
     case -1:
         status = -1;
         goto done;
+    }
+    if (unique != NULL) {
+        /* Exact tuples of exact str: hashing and comparing run no Python. */
+        owner = PyDict_GetItemWithError(r->by_structure, unique);
+        if (owner != NULL) {
+            *existing = Py_NewRef(owner);
+            status = 2;
+            goto done;
+        }
+        if (PyErr_Occurred()) {
+            status = -1;
+            goto done;
+        }
     }
     if (r->count == r->capacity) {
         Py_ssize_t capacity = r->capacity ? r->capacity * 2 : 64;
@@ -193,6 +229,14 @@ sw_registry_insert(sw_registry *r, sw_descriptor *d)
         status = -1;
         goto done;
     }
+    if (unique != NULL
+        && PyDict_SetItem(r->by_structure, unique, (PyObject *)d) < 0) {
+        /* Undo the name: both or neither.  Deleting an existing key of an
+         * exact str cannot fail. */
+        (void)PyDict_DelItem(r->by_name, d->name);
+        status = -1;
+        goto done;
+    }
     r->order[r->count++] = (PyObject *)d;
     r->version++;
     stale = r->snapshot;
@@ -207,14 +251,15 @@ done:
 }
 
 int
-sw_registry_publish(sw_registry *r, sw_descriptor *d)
+sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *unique,
+                    PyObject **existing)
 {
     int status;
 
     /* Free-threaded builds: attribute writes (attrs.c) check the build
      * state inside d's critical section, so none lands after the seal. */
     Py_BEGIN_CRITICAL_SECTION(d);
-    status = sw_registry_insert(r, d);
+    status = sw_registry_insert(r, d, unique, existing);
     Py_END_CRITICAL_SECTION();
     return status;
 }
@@ -301,11 +346,17 @@ sw_registry_snapshot(sw_registry *r, PyTypeObject *cls)
         cls = NULL;   /* the C base: everything is an instance of it */
     }
 
+    /* The cached snapshot, read without the lock when a GIL orders us
+     * against the writer (see sw_registry_lookup). */
+#ifdef Py_GIL_DISABLED
     sw_registry_lock(r);
+#endif
     result = t ? (t->snapshot_version == r->version ? t->snapshot : NULL)
                : r->snapshot;
     Py_XINCREF(result);
+#ifdef Py_GIL_DISABLED
     sw_registry_unlock(r);
+#endif
     if (result != NULL) {
         return result;
     }

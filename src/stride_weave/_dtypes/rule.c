@@ -59,8 +59,10 @@ sw_rule_record_structure(sw_state *st, sw_rule *rule)
         goto done;
     }
     Py_XSETREF(rule->structure,
-               Py_BuildValue("(sO(sO))", "RepresentationRule", identity,
-                             "extension", encoded));
+               Py_BuildValue("(OO(OO))",
+                             st->labels[SW_LABEL_REPRESENTATION_RULE],
+                             identity, st->labels[SW_LABEL_EXTENSION],
+                             encoded));
     status = rule->structure ? 0 : -1;
 done:
     Py_XDECREF(module);
@@ -252,7 +254,7 @@ sw_rule_new(PyTypeObject *type, PyObject *Py_UNUSED(args),
     return NULL;
 }
 
-static int
+int
 sw_rule_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
@@ -261,7 +263,7 @@ sw_rule_traverse(PyObject *self, visitproc visit, void *arg)
     return 0;
 }
 
-static int
+int
 sw_rule_clear(PyObject *self)
 {
     Py_CLEAR(((sw_rule *)self)->structure);
@@ -269,7 +271,7 @@ sw_rule_clear(PyObject *self)
     return 0;
 }
 
-static void
+void
 sw_rule_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);

@@ -99,10 +99,10 @@ sw_encode_value(sw_state *st, PyObject *value, PyObject *owner)
         return sw_encode_float(value);
     }
     if (value == Py_None) {
-        return PyUnicode_FromString("none");
+        return Py_NewRef(st->labels[SW_LABEL_NONE]);
     }
     if (value == st->whole) {
-        return PyUnicode_FromString("whole");
+        return Py_NewRef(st->labels[SW_LABEL_WHOLE]);
     }
     if (tp == &PyTuple_Type) {
         return sw_encode_tuple(st, value, owner);
@@ -132,34 +132,105 @@ sw_structure_encode_extension(sw_state *st, PyObject *ext, PyObject *owner)
 
 /* ---- building blocks ----------------------------------------------------- */
 
-/* ("<label>", value): steals nothing, returns a new ref. */
-PyObject *
-sw_structure_field(const char *label, PyObject *value)
-{
-    PyObject *key = PyUnicode_FromString(label);
-    PyObject *result;
+static const char *const sw_label_text[SW_LABEL_COUNT] = {
+    [SW_LABEL_REF] = "ref",
+    [SW_LABEL_NONE] = "none",
+    [SW_LABEL_WHOLE] = "whole",
+    [SW_LABEL_EXTENSION] = "extension",
+    [SW_LABEL_SUPERTYPE] = "supertype",
+    [SW_LABEL_BITS] = "bits",
+    [SW_LABEL_SIMPLE_TYPES] = "simple_types",
+    [SW_LABEL_REPRESENTATION_RULES] = "representation_rules",
+    [SW_LABEL_ELEMENT] = "element",
+    [SW_LABEL_LEVELS] = "levels",
+    [SW_LABEL_LEVEL] = "Level",
+    [SW_LABEL_SCALE] = "scale",
+    [SW_LABEL_BLOCK] = "block",
+    [SW_LABEL_DTYPE_CATEGORY] = "DTypeCategory",
+    [SW_LABEL_SIMPLE_DTYPE] = "SimpleDType",
+    [SW_LABEL_COMPOUND_DTYPE] = "CompoundDType",
+    [SW_LABEL_BLOCK_SCALED_DTYPE] = "BlockScaledDType",
+    [SW_LABEL_REPRESENTATION_RULE] = "RepresentationRule",
+};
 
-    if (key == NULL) {
-        return NULL;
+int
+sw_structure_labels_init(sw_state *st)
+{
+    int i;
+
+    for (i = 0; i < SW_LABEL_COUNT; i++) {
+        st->labels[i] = PyUnicode_InternFromString(sw_label_text[i]);
+        if (st->labels[i] == NULL) {
+            return -1;
+        }
     }
-    result = PyTuple_Pack(2, key, value);
-    Py_DECREF(key);
-    return result;
+    st->empty_extension = PyTuple_Pack(2, st->labels[SW_LABEL_EXTENSION],
+                                       st->empty_tuple);
+    return st->empty_extension ? 0 : -1;
 }
 
-/* ("ref", "str:<name>", <structure>) for a finished descriptor. */
-PyObject *
-sw_structure_ref(sw_descriptor *d)
+int
+sw_structure_labels_traverse(sw_state *st, visitproc visit, void *arg)
 {
-    PyObject *name, *result;
+    int i;
+
+    for (i = 0; i < SW_LABEL_COUNT; i++) {
+        Py_VISIT(st->labels[i]);
+    }
+    Py_VISIT(st->empty_extension);
+    return 0;
+}
+
+void
+sw_structure_labels_clear(sw_state *st)
+{
+    int i;
+
+    for (i = 0; i < SW_LABEL_COUNT; i++) {
+        Py_CLEAR(st->labels[i]);
+    }
+    Py_CLEAR(st->empty_extension);
+}
+
+/* (<label>, value): steals nothing, returns a new ref. */
+PyObject *
+sw_structure_field(sw_state *st, sw_label label, PyObject *value)
+{
+    if (label == SW_LABEL_EXTENSION && value == st->empty_tuple) {
+        return Py_NewRef(st->empty_extension);
+    }
+    return PyTuple_Pack(2, st->labels[label], value);
+}
+
+/* ("ref", "str:<name>", <structure>) for a registered descriptor (new
+ * ref).  Built once per referenced descriptor and shared by every
+ * structure that refers to it: no copies in memory, and a pickle that
+ * refers to one descriptor twice (NVFP4's planes all sit under Floating)
+ * memoizes the second reference. */
+PyObject *
+sw_structure_ref(sw_state *st, sw_descriptor *d)
+{
+    PyObject *name, *ref, *found;
 
     assert(d->structure != NULL);
+    found = PyDict_GetItemWithError(st->refs, (PyObject *)d);   /* borrowed */
+    if (found != NULL || PyErr_Occurred()) {
+        return Py_XNewRef(found);
+    }
     name = PyUnicode_FromFormat("str:%U", d->name);
     if (name == NULL) {
         return NULL;
     }
-    result = Py_BuildValue("(sNO)", "ref", name, d->structure);
-    return result;
+    ref = PyTuple_Pack(3, st->labels[SW_LABEL_REF], name, d->structure);
+    Py_DECREF(name);
+    if (ref == NULL) {
+        return NULL;
+    }
+    /* Keys are registered descriptors (identity hash), so the table is
+     * bounded by the registry. */
+    found = PyDict_SetDefault(st->refs, (PyObject *)d, ref);   /* borrowed */
+    Py_DECREF(ref);
+    return Py_XNewRef(found);
 }
 
 /* ---- describing and comparing ---------------------------------------------- */
@@ -184,6 +255,13 @@ sw_structure_describe_leaf(PyObject *leaf)
         return NULL;
     }
     if (colon < 0) {
+        /* The untagged values read as what they encode. */
+        if (PyUnicode_CompareWithASCIIString(leaf, "whole") == 0) {
+            return PyUnicode_FromString("Whole");
+        }
+        if (PyUnicode_CompareWithASCIIString(leaf, "none") == 0) {
+            return PyUnicode_FromString("None");
+        }
         return PyUnicode_FromFormat("%R", leaf);
     }
     else {
@@ -211,61 +289,86 @@ sw_structure_describe_leaf(PyObject *leaf)
 
 #define SW_MAX_PATH 64
 
+/* One step of the path to a difference: a label (contract, field or
+ * referenced name; borrowed from `ours`) or, inside an unlabeled tuple
+ * (the planes, the levels, the rules), a position. */
 typedef struct {
-    PyObject *segments[SW_MAX_PATH];   /* borrowed from `ours` */
+    PyObject *label;       /* NULL for a position */
+    Py_ssize_t index;
+} sw_step;
+
+typedef struct {
+    sw_step steps[SW_MAX_PATH];
     int depth;
 } sw_path;
 
 static int
 sw_is_label(PyObject *obj)
 {
-    /* Labels (contract names, field names, "ref") are untagged: no colon. */
+    /* Labels (contract names, field names, "ref") are untagged: no colon.
+     * "none" and "whole" are untagged values, never labels. */
     return PyUnicode_CheckExact(obj)
-        && PyUnicode_FindChar(obj, ':', 0, PyUnicode_GET_LENGTH(obj), 1) == -1;
+        && PyUnicode_FindChar(obj, ':', 0, PyUnicode_GET_LENGTH(obj), 1) == -1
+        && PyUnicode_CompareWithASCIIString(obj, "none") != 0
+        && PyUnicode_CompareWithASCIIString(obj, "whole") != 0;
 }
 
+static void
+sw_path_push(sw_path *path, PyObject *label, Py_ssize_t index)
+{
+    if (path->depth < SW_MAX_PATH) {
+        path->steps[path->depth].label = label;
+        path->steps[path->depth].index = index;
+    }
+    path->depth++;
+}
+
+/* "BlockScaledDType.levels[1].Level.block" */
 static PyObject *
 sw_path_string(sw_path *path)
 {
-    PyObject *parts = PyList_New(0), *sep = NULL, *result = NULL;
+    PyObject *result = PyUnicode_FromString(""), *part;
     int i;
 
-    if (parts == NULL) {
-        return NULL;
-    }
-    for (i = 0; i < path->depth && i < SW_MAX_PATH; i++) {
-        PyObject *seg = path->segments[i];
-        Py_ssize_t len = PyUnicode_GET_LENGTH(seg);
-        Py_ssize_t colon = PyUnicode_FindChar(seg, ':', 0, len, 1);
-        int failed;
+    for (i = 0; result != NULL && i < path->depth && i < SW_MAX_PATH; i++) {
+        sw_step *step = &path->steps[i];
 
-        /* A referenced descriptor's "str:<name>" shows as its name. */
-        seg = colon >= 0 ? PyUnicode_Substring(seg, colon + 1, len)
-                         : Py_NewRef(seg);
-        if (seg == NULL) {
-            goto done;
+        if (step->label == NULL) {
+            part = PyUnicode_FromFormat("[%zd]", step->index);
         }
-        failed = PyList_Append(parts, seg) < 0;
-        Py_DECREF(seg);
-        if (failed) {
-            goto done;
+        else {
+            /* A referenced descriptor's "str:<name>" shows as its name. */
+            PyObject *seg = step->label;
+            Py_ssize_t len = PyUnicode_GET_LENGTH(seg);
+            Py_ssize_t colon = PyUnicode_FindChar(seg, ':', 0, len, 1);
+
+            if (colon == -2) {
+                Py_CLEAR(result);
+                break;
+            }
+            seg = colon >= 0 ? PyUnicode_Substring(seg, colon + 1, len)
+                             : Py_NewRef(seg);
+            part = seg == NULL ? NULL
+                 : PyUnicode_FromFormat("%s%U", i ? "." : "", seg);
+            Py_XDECREF(seg);
+        }
+        if (part == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        Py_SETREF(result, PyUnicode_Concat(result, part));
+        Py_DECREF(part);
+    }
+    if (result != NULL && path->depth > SW_MAX_PATH) {
+        part = PyUnicode_FromString("...");
+        if (part == NULL) {
+            Py_CLEAR(result);
+        }
+        else {
+            Py_SETREF(result, PyUnicode_Concat(result, part));
+            Py_DECREF(part);
         }
     }
-    if (path->depth > SW_MAX_PATH) {
-        PyObject *more = PyUnicode_FromString("...");
-        if (more == NULL || PyList_Append(parts, more) < 0) {
-            Py_XDECREF(more);
-            goto done;
-        }
-        Py_DECREF(more);
-    }
-    sep = PyUnicode_FromString(".");
-    if (sep != NULL) {
-        result = PyUnicode_Join(sep, parts);
-    }
-done:
-    Py_XDECREF(sep);
-    Py_DECREF(parts);
     return result;
 }
 
@@ -335,7 +438,8 @@ typedef struct {
     PyObject *ours;         /* borrowed: exact tuple */
     PyObject *theirs;       /* borrowed: exact tuple of the same size */
     Py_ssize_t next;        /* the next item to compare */
-    int pushed;             /* this level named a path segment */
+    int pushed;             /* this level named a path step (its label) */
+    int sequence;           /* unlabeled: its items are named by position */
 } sw_diff_frame;
 
 /* Walk `ours` (trusted, exact tuples and str) and `theirs` (untrusted) in
@@ -344,7 +448,7 @@ typedef struct {
  * method of a payload object ever runs, and nothing here can free them.
  * The walk keeps its own stack on the heap, sized by the depth of `ours`:
  * a registered structure may be deeper than the C recursion limit (a long
- * category chain nests three tuples per level), and a payload can only be
+ * category chain nests three tuples per level), and a payload is only ever
  * followed as deep as `ours` goes. */
 static int
 sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
@@ -376,16 +480,14 @@ sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
             assert(PyTuple_CheckExact(ours));
             n = PyTuple_GET_SIZE(ours);
             /* Name this level after its label: contract, field or
-             * referenced name. */
+             * referenced name; the items of an unlabeled tuple are named
+             * by position. */
             if (n > 0 && sw_is_label(PyTuple_GET_ITEM(ours, 0))) {
                 PyObject *label = PyTuple_GET_ITEM(ours, 0);
                 if (n == 3 && PyUnicode_CompareWithASCIIString(label, "ref") == 0) {
                     label = PyTuple_GET_ITEM(ours, 1);   /* "str:<name>" */
                 }
-                if (path->depth < SW_MAX_PATH) {
-                    path->segments[path->depth] = label;
-                }
-                path->depth++;
+                sw_path_push(path, label, 0);
                 pushed = 1;
             }
             if (!PyTuple_CheckExact(theirs) || PyTuple_GET_SIZE(theirs) != n) {
@@ -409,6 +511,7 @@ sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
             stack[depth].theirs = theirs;
             stack[depth].next = 0;
             stack[depth].pushed = pushed;
+            stack[depth].sequence = !pushed;
             depth++;
         }
         /* The next pair: the next item of the innermost unfinished tuple. */
@@ -417,7 +520,13 @@ sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
                 goto done;
             }
             top = &stack[depth - 1];
+            if (top->sequence && top->next > 0) {
+                path->depth--;      /* the previous item's position */
+            }
             if (top->next < PyTuple_GET_SIZE(top->ours)) {
+                if (top->sequence) {
+                    sw_path_push(path, NULL, top->next);
+                }
                 ours = PyTuple_GET_ITEM(top->ours, top->next);
                 theirs = PyTuple_GET_ITEM(top->theirs, top->next);
                 top->next++;
@@ -434,6 +543,47 @@ done:
     return status;
 }
 
+/* Equal exact str objects, compared by their code points. */
+static int
+sw_str_equal(PyObject *a, PyObject *b)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(a);
+
+    return len == PyUnicode_GET_LENGTH(b)
+        && PyUnicode_KIND(a) == PyUnicode_KIND(b)
+        && memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b),
+                  (size_t)len * PyUnicode_KIND(a)) == 0;
+}
+
+/* The fast check behind unpickling: 1 when `theirs` equals `ours`
+ * exactly, 0 when it differs or is deeper than `depth` allows (the caller
+ * then walks it again to name the difference).  Only exact tuple and
+ * exact str match, so no payload code runs; recursion follows `ours`. */
+static int
+sw_structure_equal(PyObject *ours, PyObject *theirs, int depth)
+{
+    Py_ssize_t i, n;
+
+    if (ours == theirs) {
+        return 1;
+    }
+    if (PyUnicode_CheckExact(ours)) {
+        return PyUnicode_CheckExact(theirs) && sw_str_equal(ours, theirs);
+    }
+    n = PyTuple_GET_SIZE(ours);
+    if (depth == 0 || !PyTuple_CheckExact(theirs)
+        || PyTuple_GET_SIZE(theirs) != n) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (!sw_structure_equal(PyTuple_GET_ITEM(ours, i),
+                                PyTuple_GET_ITEM(theirs, i), depth - 1)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Compare a registered structure with an untrusted one.  Returns None when
  * they are identical, a str describing the first difference otherwise, or
  * NULL with an exception set. */
@@ -444,6 +594,11 @@ sw_structure_diff(PyObject *ours, PyObject *theirs)
     PyObject *message = NULL;
     int status;
 
+    /* Deep enough for every structure of the model; a deeper extension is
+     * compared by the walk below. */
+    if (sw_structure_equal(ours, theirs, 64)) {
+        Py_RETURN_NONE;
+    }
     path.depth = 0;
     status = sw_diff_walk(ours, theirs, &path, &message);
     if (status < 0) {
