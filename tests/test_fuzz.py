@@ -27,6 +27,10 @@ exactly (the outcome *and* its exception class), not just "did not crash":
   register / look up / pickle round trip / ``registered()`` snapshots that
   keeps a model of the registry and checks it after every step.
 
+The oracle (hostile objects, the exact comparison, the expected outcome of a
+payload, the extension-value encoding) lives in tests/_fuzz_oracle.py, which
+fuzz/fuzz_reconstruct.py shares.
+
 The number of examples scales with the loaded hypothesis profile (see
 tests/conftest.py): the default keeps the module to a few seconds;
 ``HYPOTHESIS_PROFILE=long`` runs 20x more, ``valgrind`` a handful.
@@ -49,6 +53,21 @@ from hypothesis.stateful import (
 )
 
 from _defs import BUILTIN_NAMES, PlanePair, TagRule
+from _fuzz_oracle import (
+    _ARMED,
+    Boom,
+    HostileFloat,
+    HostileInt,
+    HostileStr,
+    HostileTuple,
+    RaisingIterable,
+    RaisingIterator,
+    Tripped,
+    armed,
+    encode_leaf,
+    expected_reconstruct,
+)
+from _fuzz_oracle import registry_by_name as _registry_by_name
 from conftest import registry_unchanged, unique_name
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
@@ -71,96 +90,6 @@ def fuzz_settings(n, **kwargs):
     scale = settings.default.max_examples / 100
     return settings(max_examples=max(2, int(n * scale)), deadline=None,
                     suppress_health_check=_HEALTH, **kwargs)
-
-
-# --------------------------------------------------------------------------
-# Hostile objects: every dunder trips while armed
-# --------------------------------------------------------------------------
-
-class Tripped(Exception):
-    """Raised by a hostile object's dunder: the extension ran its code."""
-
-
-_TRIPS = []
-_ARMED = [False]
-
-
-class armed:
-    """Within the block, hostile dunders raise Tripped and are recorded."""
-
-    def __enter__(self):
-        _TRIPS.clear()
-        _ARMED[0] = True
-
-    def __exit__(self, *exc):
-        _ARMED[0] = False
-        assert not _TRIPS, f"the extension ran user code: {_TRIPS}"
-
-
-def _hostile(cls, names):
-    def make(name, base):
-
-        def method(self, *args, **kwargs):
-            if _ARMED[0]:
-                _TRIPS.append(f"{cls.__name__}.{name}")
-                raise Tripped(f"{cls.__name__}.{name} was called")
-            return base(self, *args, **kwargs)
-        method.__name__ = name
-        return method
-    for name in names:
-        base = getattr(cls.__mro__[1], name, None)
-        if base is not None:
-            setattr(cls, name, make(name, base))
-    return cls
-
-
-_COMMON = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-           "__hash__", "__repr__", "__str__", "__format__", "__bool__",
-           "__getattribute__", "__reduce_ex__", "__sizeof__")
-
-
-class HostileStr(str):
-    pass
-
-
-class HostileInt(int):
-    pass
-
-
-class HostileFloat(float):
-    pass
-
-
-class HostileTuple(tuple):
-    pass
-
-
-_hostile(HostileStr, _COMMON + ("__len__", "__iter__", "__getitem__",
-                                "__contains__", "__add__", "__mod__",
-                                "__mul__", "encode"))
-_hostile(HostileInt, _COMMON + ("__index__", "__int__", "__float__",
-                                "__abs__", "__neg__", "__add__",
-                                "__and__", "__rshift__"))
-_hostile(HostileFloat, _COMMON + ("__float__", "__int__", "__index__"))
-_hostile(HostileTuple, _COMMON + ("__len__", "__iter__", "__getitem__",
-                                  "__contains__", "__add__", "__mul__"))
-
-
-class Boom(Exception):
-    """Raised by user code the extension is *supposed* to run."""
-
-
-class RaisingIterable:
-    def __iter__(self):
-        raise Boom("__iter__")
-
-
-class RaisingIterator:
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        raise Boom("__next__")
 
 
 # --------------------------------------------------------------------------
@@ -218,41 +147,11 @@ TARGETS = _register_targets()
 TARGET_NAMES = [d.name for d in TARGETS]
 
 
-def _registry_by_name():
-    return {d.name: d for d in DType.registered()}
 
 
 # --------------------------------------------------------------------------
 # The reconstructor's oracle
 # --------------------------------------------------------------------------
-
-def exact_equal(ours, theirs):
-    """The structure comparison of the spec: only exact str and exact tuple
-    leaves can match (so True, 1 and 1.0 differ and no subclass runs)."""
-    stack = [(ours, theirs)]
-    while stack:
-        a, b = stack.pop()
-        if type(a) is str:
-            if type(b) is not str or a != b:
-                return False
-            continue
-        if type(b) is not tuple or len(b) != len(a):
-            return False
-        stack.extend(zip(a, b))
-    return True
-
-
-def expected_reconstruct(name, structure):
-    """IDENTITY's descriptor, or the exception class _reconstruct must raise."""
-    if not isinstance(name, str) or not isinstance(structure, tuple):
-        return TypeError
-    registered = _registry_by_name().get(str.__str__(name))  # no subclass code
-    if registered is None:
-        return LookupError
-    if exact_equal(registered.structure(), structure):
-        return registered
-    return ValueError
-
 
 def check_reconstruct(name, structure):
     """Call _reconstruct and compare with the oracle; registry unchanged."""
@@ -873,27 +772,6 @@ def test_constructor_block_scaled(name, element, scales_blocks, raw):
 # --------------------------------------------------------------------------
 # structure_extension() fuzzing
 # --------------------------------------------------------------------------
-
-def encode_leaf(value):
-    """docs/structure.md, "Extension values"; None for an unsupported one."""
-    t = type(value)
-    if t is str:
-        return "str:" + value
-    if t is bool:
-        return f"bool:{value}"
-    if t is int:
-        return f"int:{value}" if -2 ** 63 <= value < 2 ** 63 else f"int:{hex(value)}"
-    if t is float:
-        return "float:%016x" % struct.unpack("<Q", struct.pack("<d", value))[0]
-    if value is None:
-        return "none"
-    if value is Whole:
-        return "whole"
-    if t is tuple:
-        parts = tuple(encode_leaf(v) for v in value)
-        return None if any(p is None for p in parts) else parts
-    return None
-
 
 EXT_VALID = st.recursive(
     st.one_of(st.text(max_size=5), st.integers(), st.integers(2 ** 63, 2 ** 90),

@@ -1,0 +1,379 @@
+"""Coverage-guided fuzzing of stride_weave's untrusted inputs with atheris.
+
+    python fuzz/fuzz_reconstruct.py -max_total_time=60 [libFuzzer flags...]
+
+Each input (bytes from libFuzzer) is decoded by atheris.FuzzedDataProvider
+into one of:
+
+  0. an unpickling payload: ``_reconstruct(name, structure)`` where the
+     structure is a registered descriptor's (built-ins, block-scaled
+     included, and one extension of every kind) after decoded mutations,
+     or a decoded value tree: str/int/float/bytes/None/Whole/descriptors,
+     hostile str/int/float/tuple subclasses whose dunders raise, lists,
+     tuples up to 200 000 long and nestings up to 100 000 deep;
+  1. the same payload through ``pickle.loads`` of a crafted pickle;
+  2. a constructor call: DTypeCategory, SimpleDType, a CompoundDType
+     subclass or BlockScaledDType with decoded arguments;
+  3. a descriptor subclass whose ``structure_extension()`` returns a
+     decoded value.
+
+Every outcome is checked against the oracle the test suite uses
+(tests/_fuzz_oracle.py): _reconstruct returns exactly the identity or raises
+exactly the LookupError/ValueError/TypeError the oracle predicts, never runs
+a hostile dunder and never changes the registry; a constructor succeeds
+(registered, pickles to itself) or fails with TypeError/ValueError (or the
+exception of a user iterable it had to iterate) leaving the registry as it
+was; an extension value is recorded exactly as docs/structure.md encodes it
+or refused with TypeError. Any other exception is reported by atheris as a
+finding (with the input saved as crash-*), and so is a crash of the
+interpreter. Names come from a small pool, so a long run keeps a bounded
+registry. See fuzz/README.md.
+"""
+import os
+import pickle
+import struct
+import sys
+
+import atheris
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, os.pardir, "tests"))
+
+with atheris.instrument_imports():
+    import _fuzz_oracle as oracle
+    from stride_weave import _dtypes
+    from stride_weave.dtypes import (
+        BlockScaledDType,
+        CompoundDType,
+        DType,
+        DTypeCategory,
+        Level,
+        RepresentationRule,
+        SimpleDType,
+        Whole,
+    )
+
+
+# --------------------------------------------------------------------------
+# What the fuzzer works on
+# --------------------------------------------------------------------------
+
+class Rule(RepresentationRule):
+    def __init__(self, tag):
+        super().__init__()
+        self.tag = tag
+
+    def structure_extension(self):
+        return ("tag", self.tag)
+
+    def validate(self, context):
+        return None
+
+
+class Pair(CompoundDType, abstract=False):
+    def __init__(self, name, *, planes, rules=(), supertype=None):
+        super().__init__(name, supertype=supertype, simple_types=planes,
+                         representation_rules=rules)
+
+
+class RichSimple(SimpleDType, abstract=False):
+    def structure_extension(self):
+        return ("s", 7, -(2 ** 100), 1.5, -0.0, True, None, Whole, ((),))
+
+
+PID = os.getpid()
+_cat = DTypeCategory(f"AtCat_{PID}", supertype=DType.Floating)
+_simple = SimpleDType(f"AtSimple_{PID}", bits=16, supertype=_cat)
+_rich = RichSimple(f"AtRich_{PID}", bits=8, supertype=_cat)
+_pair = Pair(f"AtPair_{PID}", planes=[_simple, DType.E8M0], rules=[Rule(3)])
+_bs = BlockScaledDType(f"AtBs_{PID}", element=_simple,
+                       levels=[Level(scale=DType.E8M0, block=16),
+                               Level(scale=_rich, block=Whole)])
+TARGETS = list(DType.registered())   # built-ins and the above
+SIMPLES = [d for d in TARGETS if isinstance(d, SimpleDType)]
+CATEGORIES = [d for d in TARGETS if isinstance(d, DTypeCategory)]
+NAME_POOL = [f"AtNew_{PID}_{i}" for i in range(48)]   # bounded registry
+
+
+def _leaves():
+    out, stack = set(), [d.structure() for d in TARGETS]
+    while stack:
+        node = stack.pop()
+        if type(node) is tuple:
+            stack.extend(node)
+        else:
+            out.add(node)
+    return sorted(out) + ["", ":", "opaque_storage", "ref", "int:", "str:"]
+
+
+LEAVES = _leaves()
+
+
+# --------------------------------------------------------------------------
+# Decoding bytes into values
+# --------------------------------------------------------------------------
+
+def pick(fdp, seq):
+    return seq[fdp.ConsumeIntInRange(0, len(seq) - 1)]
+
+
+def value(fdp, depth=0):
+    kind = fdp.ConsumeIntInRange(0, 17)
+    if kind == 0:
+        return pick(fdp, LEAVES)
+    if kind == 1:
+        return fdp.ConsumeUnicode(fdp.ConsumeIntInRange(0, 12))
+    if kind == 2:
+        return fdp.ConsumeInt(fdp.ConsumeIntInRange(1, 40))
+    if kind == 3:
+        return fdp.ConsumeFloat()
+    if kind == 4:
+        return None
+    if kind == 5:
+        return fdp.ConsumeBool()
+    if kind == 6:
+        return fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 6))
+    if kind == 7:
+        return Whole
+    if kind == 8:
+        return pick(fdp, TARGETS)
+    if kind == 9:
+        return oracle.HostileStr(pick(fdp, LEAVES))
+    if kind == 10:
+        return oracle.HostileInt(fdp.ConsumeInt(8))
+    if kind == 11:
+        return oracle.HostileFloat(fdp.ConsumeFloat())
+    if depth >= 6 or kind == 12:
+        return pick(fdp, TARGETS).structure()
+    n = fdp.ConsumeIntInRange(0, 4)
+    items = [value(fdp, depth + 1) for _ in range(n)]
+    if kind == 13:
+        return tuple(items)
+    if kind == 14:
+        return items
+    if kind == 15:
+        return oracle.HostileTuple(items)
+    inner = items[0] if items else ()
+    if kind == 16:   # deep
+        for _ in range(pick(fdp, [1, 10, 1000, 100_000])):
+            inner = (inner,)
+        return inner
+    return (inner,) * pick(fdp, [2, 100, 200_000])   # huge
+
+
+def paths(s, limit=40):
+    out, stack = [], [((), s)]
+    while stack:
+        path, node = stack.pop()
+        out.append(path)
+        if type(node) is tuple and len(path) < limit:
+            stack.extend((path + (i,), item) for i, item in enumerate(node[:16]))
+    return sorted(out)
+
+
+def get(s, path):
+    for i in path:
+        s = s[i]
+    return s
+
+
+def put(s, path, new):
+    parents = []
+    for i in path:
+        parents.append((s, i))
+        s = s[i]
+    for parent, i in reversed(parents):
+        new = parent[:i] + (new,) + parent[i + 1:]
+    return new
+
+
+def mutated(fdp):
+    s = pick(fdp, TARGETS).structure()
+    for _ in range(fdp.ConsumeIntInRange(0, 4)):
+        path = pick(fdp, paths(s))
+        node = get(s, path)
+        op = fdp.ConsumeIntInRange(0, 6)
+        if op == 0:
+            s = put(s, path, value(fdp))
+        elif op == 1:
+            s = put(s, path, (node,))
+        elif op == 2 and path:
+            parent = get(s, path[:-1])
+            i = path[-1]
+            s = put(s, path[:-1], parent[:i] + parent[i + 1:])
+        elif op == 3 and type(node) is tuple:
+            s = put(s, path, oracle.HostileTuple(node))
+        elif op == 4 and type(node) is str:
+            cut = fdp.ConsumeIntInRange(0, len(node))
+            s = put(s, path, node[:cut] + fdp.ConsumeUnicode(2))
+        elif op == 5 and type(node) is tuple:
+            s = put(s, path, node + (value(fdp),))
+        else:
+            s = put(s, path, pick(fdp, TARGETS).structure())
+    return s
+
+
+def name(fdp):
+    kind = fdp.ConsumeIntInRange(0, 5)
+    if kind == 0:
+        return pick(fdp, [d.name for d in TARGETS])
+    if kind == 1:
+        return oracle.HostileStr(pick(fdp, [d.name for d in TARGETS]))
+    if kind == 2:
+        return fdp.ConsumeUnicode(fdp.ConsumeIntInRange(0, 10))
+    if kind == 3:
+        return pick(fdp, NAME_POOL)
+    if kind == 4:
+        return oracle.HostileStr(pick(fdp, NAME_POOL))
+    return value(fdp)
+
+
+# --------------------------------------------------------------------------
+# The checks
+# --------------------------------------------------------------------------
+
+def check_reconstruct(fdp, through_pickle):
+    n = name(fdp)
+    s = mutated(fdp) if fdp.ConsumeBool() else value(fdp)
+    want = oracle.expected_reconstruct(n, s)
+    before = DType.registered()
+    if through_pickle:
+        if not (type(n) is str and _plain(s)):
+            return
+        data = pickle.dumps(_Crafted(n, s), protocol=fdp.ConsumeIntInRange(0, 5))
+        call = lambda: pickle.loads(data)  # noqa: E731
+    else:
+        call = lambda: _dtypes._reconstruct(n, s)  # noqa: E731
+    try:
+        with oracle.armed():
+            got = call()
+    except (TypeError, ValueError, LookupError) as exc:
+        got = exc
+    assert DType.registered() == before, "_reconstruct changed the registry"
+    if isinstance(want, type):
+        assert type(got) is want, (want, got)
+        str(got)
+    else:
+        assert got is want, (want, got)
+
+
+def _plain(s):
+    stack = [s]
+    while stack:
+        node = stack.pop()
+        if type(node) is tuple:
+            if len(node) > 1000:
+                return False
+            stack.extend(node)
+        elif type(node) not in (str, int, type(None)):
+            return False
+    return True
+
+
+class _Crafted:
+    def __init__(self, n, s):
+        self.args = (n, s)
+
+    def __reduce__(self):
+        return (_dtypes._reconstruct, self.args)
+
+
+def check_constructor(fdp):
+    n = name(fdp)
+    kind = fdp.ConsumeIntInRange(0, 3)
+    sup = value(fdp) if fdp.ConsumeIntInRange(0, 3) == 0 else pick(fdp, CATEGORIES)
+    if kind == 0:
+        call = lambda: DTypeCategory(n, supertype=sup)  # noqa: E731
+    elif kind == 1:
+        bits = value(fdp) if fdp.ConsumeBool() else fdp.ConsumeIntInRange(-2, 80)
+        call = lambda: SimpleDType(n, bits=bits, supertype=sup)  # noqa: E731
+    elif kind == 2:
+        planes = [pick(fdp, SIMPLES) if fdp.ConsumeIntInRange(0, 4) else value(fdp)
+                  for _ in range(fdp.ConsumeIntInRange(0, 3))]
+        if fdp.ConsumeIntInRange(0, 5) == 0:
+            planes = oracle.RaisingIterable()
+        rules = [Rule(fdp.ConsumeInt(2)) if fdp.ConsumeBool() else value(fdp)
+                 for _ in range(fdp.ConsumeIntInRange(0, 2))]
+        call = lambda: Pair(n, planes=planes, rules=rules, supertype=sup)  # noqa: E731
+    else:
+        element = pick(fdp, SIMPLES) if fdp.ConsumeIntInRange(0, 4) else value(fdp)
+        try:
+            levels = [Level(scale=pick(fdp, SIMPLES) if fdp.ConsumeIntInRange(0, 4)
+                            else value(fdp),
+                            block=pick(fdp, [1, 2, 16, 32, Whole, 2 ** 70, 0, None]))
+                      for _ in range(fdp.ConsumeIntInRange(0, 3))]
+        except (TypeError, ValueError):
+            return
+        call = lambda: BlockScaledDType(n, element=element, levels=levels)  # noqa: E731
+    before = DType.registered()
+    try:
+        with oracle.armed():
+            d = call()
+    except (TypeError, ValueError, oracle.Boom):
+        assert DType.registered() == before, "a failed construction registered"
+        return
+    assert DType.registered() == before + (d,)
+    assert DType.from_name(d.name) is d and type(d.name) is str
+    assert pickle.loads(pickle.dumps(d)) is d
+
+
+DEEP = object()
+
+
+def check_extension(fdp):
+    ext = value(fdp) if fdp.ConsumeBool() else tuple(
+        value(fdp) for _ in range(fdp.ConsumeIntInRange(0, 3)))
+    n = pick(fdp, NAME_POOL)
+
+    class Ext(SimpleDType, abstract=False):
+        def structure_extension(self):
+            return ext
+
+    try:
+        encoded = oracle.encode_leaf(ext) if type(ext) is tuple else None
+    except RecursionError:
+        encoded = DEEP   # deeper than the recursion limit
+    before = DType.registered()
+    try:
+        with oracle.armed():
+            d = Ext(n, bits=8, supertype=DType.Floating)
+    except RecursionError:
+        # Allowed for a pathologically deep value (tests/test_structure.py,
+        # test_deeply_nested_extension_does_not_crash): raise, never crash.
+        assert encoded is DEEP, f"RecursionError for {ext!r}"
+        assert DType.registered() == before
+        return
+    except TypeError:
+        assert encoded is None or n in {x.name for x in before}
+        assert DType.registered() == before
+        return
+    except ValueError:   # the name is already taken
+        assert n in {x.name for x in before}
+        assert DType.registered() == before
+        return
+    assert encoded is not None, f"accepted {ext!r}"
+    if encoded is not DEEP:
+        assert d.structure()[-1] == ("extension", encoded)
+    assert _dtypes._reconstruct(n, d.structure()) is d
+
+
+def TestOneInput(data):
+    fdp = atheris.FuzzedDataProvider(data)
+    op = fdp.ConsumeIntInRange(0, 3)
+    if op == 0:
+        check_reconstruct(fdp, through_pickle=False)
+    elif op == 1:
+        check_reconstruct(fdp, through_pickle=True)
+    elif op == 2:
+        check_constructor(fdp)
+    else:
+        check_extension(fdp)
+
+
+def main():
+    atheris.Setup(sys.argv, TestOneInput)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
