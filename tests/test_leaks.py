@@ -16,7 +16,6 @@ import copy
 import gc
 import pickle
 import sys
-import time
 import tracemalloc
 import types
 
@@ -494,11 +493,8 @@ def _measure(op):
 def test_no_leak(group):
     op = GROUPS[group]
     op()  # a plain first run: a wrong expectation fails here, readably
-    start = time.monotonic()
     problems = _measure(op)
-    elapsed = time.monotonic() - start
     assert problems == [], f"{group}: {problems}"
-    assert elapsed < 20, f"{group} took {elapsed:.1f}s"
 
 
 def test_failed_names_stay_free():
