@@ -6,6 +6,8 @@ BUILTIN_NAMES = (
     "Any", "Floating", "Integer",
     "Bool", "Int32", "Int8", "Float32", "Float64",
     "E8M0", "E5M2", "E4M3", "E3M2", "E2M3", "E2M1",
+    "MXFP8_E4M3", "MXFP8_E5M2", "MXFP6_E3M2", "MXFP6_E2M3", "MXFP4",
+    "MXINT8", "NVFP4",
 )
 
 

@@ -6,7 +6,15 @@ import sys
 
 import pytest
 
-from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
+from stride_weave.dtypes import (
+    BlockScaledDType,
+    CompoundDType,
+    DType,
+    DTypeCategory,
+    Level,
+    SimpleDType,
+    Whole,
+)
 from stride_weave import _cli
 
 # The built-in graph of the dtype-descriptors spec: name -> (supertype, bits).
@@ -24,6 +32,18 @@ BUILTIN_SIMPLE = {
     "E2M1": ("Floating", 4),
 }
 BUILTIN_CATEGORIES = {"Any": None, "Floating": "Any", "Integer": "Any"}
+# The built-in block-scaled formats of dtype-representations, as printed:
+# element plane, each scale plane with its block, bits per element.
+BUILTIN_BLOCK_SCALED = {
+    "MXFP8_E4M3": "block-scaled, planes E4M3 + E8M0 per 32, 8.25 bits per element",
+    "MXFP8_E5M2": "block-scaled, planes E5M2 + E8M0 per 32, 8.25 bits per element",
+    "MXFP6_E3M2": "block-scaled, planes E3M2 + E8M0 per 32, 6.25 bits per element",
+    "MXFP6_E2M3": "block-scaled, planes E2M3 + E8M0 per 32, 6.25 bits per element",
+    "MXFP4": "block-scaled, planes E2M1 + E8M0 per 32, 4.25 bits per element",
+    "MXINT8": "block-scaled, planes Int8 + E8M0 per 32, 8.25 bits per element",
+    "NVFP4": "block-scaled, planes E2M1 + E4M3 per 16 + Float32 per whole, "
+    "4.5 + 32/n bits per element",
+}
 
 _UNICODE_PREFIX = re.compile(r"^((?:│   |    |├── |└── )*)")
 _ASCII_PREFIX = re.compile(r"^((?:\|   |    |\|-- |`-- )*)")
@@ -86,13 +106,24 @@ def test_module_prints_every_builtin_under_its_category():
         assert nodes[name] == (parent, f"simple, {bits} bits"), (name, nodes.get(name))
 
 
+def test_module_shows_each_block_scaled_format_with_planes_blocks_and_bits():
+    proc = run_module()
+    assert proc.returncode == 0, proc.stderr
+    nodes, _ = parse_tree(proc.stdout)
+    for name, description in BUILTIN_BLOCK_SCALED.items():
+        # Block-scaled formats sit under their supertype, DType.Any.
+        assert nodes[name] == ("Any", description), (name, nodes.get(name))
+
+
 def test_module_lists_exactly_the_registered_descriptors():
     proc = run_module()
     assert proc.returncode == 0, proc.stderr
     nodes, all_nodes = parse_tree(proc.stdout)
     # A fresh interpreter has exactly the built-in graph registered, each
     # descriptor printed once.
-    assert set(nodes) == set(BUILTIN_CATEGORIES) | set(BUILTIN_SIMPLE)
+    assert set(nodes) == (
+        set(BUILTIN_CATEGORIES) | set(BUILTIN_SIMPLE) | set(BUILTIN_BLOCK_SCALED)
+    )
     assert all(len(entries) == 1 for entries in all_nodes.values())
     assert proc.stdout.splitlines()[0] == (
         f"stride-weave dtype graph: {len(nodes)} registered descriptors "
@@ -129,6 +160,12 @@ def test_main_in_process_shows_extensions(capsys, fresh_name):
     pair = _PairDType(fresh_name("CliPair"), [DType.Float32, f16])
     scaled = _PairDType(fresh_name("CliScaled"), [DType.E2M1], supertype=DType.Floating)
     root = DTypeCategory(fresh_name("CliRoot"))
+    # A fresh element keeps this format's structure unique in the process.
+    block = BlockScaledDType(
+        fresh_name("CliBlock"),
+        element=f16,
+        levels=[Level(one, 8), Level(DType.E8M0, Whole)],
+    )
 
     assert _cli.main([]) == 0
     out = capsys.readouterr().out
@@ -149,6 +186,11 @@ def test_main_in_process_shows_extensions(capsys, fresh_name):
         "compound, 1 plane: E2M1  [_PairDType, extension]",
     )
     assert nodes[root.name] == (None, "category" + ext)
+    assert nodes[block.name] == (
+        "Any",
+        f"block-scaled, planes {f16.name} + {one.name} per 8 + E8M0 per whole, "
+        "16.125 + 8/n bits per element" + ext,
+    )
     # The built-ins are still where they belong, and every registered
     # descriptor is printed exactly once.
     for name, (parent, bits) in BUILTIN_SIMPLE.items():

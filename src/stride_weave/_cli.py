@@ -3,7 +3,9 @@
 The categories form the hierarchy (``Any`` at the root, ``Floating`` and
 ``Integer`` below it). Every registered descriptor, built-in or extension, is
 printed under its immediate supertype with its kind and width: a simple dtype
-with its width in bits, a compound dtype with its planes by name. Compound
+with its width in bits, a compound dtype with its planes by name, a
+block-scaled format with its element plane, each scale plane with its block
+size, and its storage cost in bits per element. Compound
 dtypes without a supertype are listed under a separate ``(no supertype)``
 heading. Within one parent, descriptors appear in registration order.
 
@@ -13,6 +15,10 @@ Each line is ``<tree prefix><name>  <kind details>``, for example::
     ├── Bool  simple, 8 bits
     ├── Floating  category
     │   ├── Float32  simple, 32 bits
+    ├── MXFP4  block-scaled, planes E2M1 + E8M0 per 32, 4.25 bits per element
+    └── NVFP4  block-scaled, planes E2M1 + E4M3 per 16 + Float32 per whole, 4.5 + 32/n bits per element
+
+where ``n`` is the number of elements of the tensor.
 """
 
 import argparse
@@ -44,7 +50,29 @@ def _bits_text(bits):
     return f"{bits} bit" if bits == 1 else f"{bits} bits"
 
 
+def _bits_per_element_text(bpe):
+    """``4.25`` for a float; ``4.5 + 32/n`` for SymbolicBits(4.5, 32)."""
+    if isinstance(bpe, float):
+        return repr(bpe)
+    return f"{bpe.constant!r} + {bpe.whole_scale_bits}/n"
+
+
+def _block_scaled_text(d, ascii_only):
+    planes = [display_name(d.element.name, ascii_only)]
+    for level in d.levels:
+        block = "whole" if level.is_whole() else str(level.block)
+        planes.append(f"{display_name(level.scale.name, ascii_only)} per {block}")
+    return (
+        f"block-scaled, planes {' + '.join(planes)}, "
+        f"{_bits_per_element_text(d.bits_per_element)} bits per element"
+    )
+
+
 def _contract(d):
+    from stride_weave._dtypes import BlockScaledDType
+
+    if isinstance(d, BlockScaledDType):
+        return "block-scaled"
     if d.is_category():
         return "category"
     if d.is_simple():
@@ -59,6 +87,8 @@ def describe(d, dtype_cls, ascii_only=False):
     kind = _contract(d)
     if kind == "simple":
         text = f"simple, {_bits_text(d.bits)}"
+    elif kind == "block-scaled":
+        text = _block_scaled_text(d, ascii_only)
     elif kind == "compound":
         planes = d.simple_types
         noun = "plane" if len(planes) == 1 else "planes"
@@ -68,7 +98,9 @@ def describe(d, dtype_cls, ascii_only=False):
         text = kind
     tags = []
     cls_name = type(d).__name__
-    if cls_name not in ("DTypeCategory", "SimpleDType", "CompoundDType"):
+    if cls_name not in (
+        "DTypeCategory", "SimpleDType", "CompoundDType", "BlockScaledDType"
+    ):
         tags.append(display_name(cls_name, ascii_only))
     if getattr(dtype_cls, d.name, None) is not d:
         tags.append("extension")
@@ -153,7 +185,8 @@ def main(argv=None):
             "Print every registered stride-weave dtype descriptor (built-in and "
             "extension) as a tree: categories form the hierarchy, with Any at "
             "the root; each descriptor shows its kind and width (simple: bits; "
-            "compound: its planes by name). Compound dtypes without a "
+            "compound: its planes by name; block-scaled: its element and "
+            "scale planes with their block sizes and its bits per element). Compound dtypes without a "
             "supertype are listed under '(no supertype)'."
         ),
     )

@@ -3,7 +3,8 @@
 # The runtime module is checked against this file by
 # `python -m mypy.stubtest stride_weave._dtypes stride_weave.dtypes`.
 # Private implementation bases of the C types (_DescriptorBase, _CategoryInit,
-# _SimpleInit, _CompoundInit, _RuleBase) are not part of the API and are not
+# _SimpleInit, _CompoundInit, _BlockScaledInit, _RuleBase, _LevelExtentImpl)
+# are not part of the API and are not
 # modelled: their members are declared on the public classes here.
 #
 # Note: `Any` is a built-in descriptor (`DType.Any`), so `typing.Any` is not
@@ -65,6 +66,13 @@ class DType(metaclass=DTypeMeta):
     E3M2: ClassVar[SimpleDType]
     E2M3: ClassVar[SimpleDType]
     E2M1: ClassVar[SimpleDType]
+    MXFP8_E4M3: ClassVar[BlockScaledDType]
+    MXFP8_E5M2: ClassVar[BlockScaledDType]
+    MXFP6_E3M2: ClassVar[BlockScaledDType]
+    MXFP6_E2M3: ClassVar[BlockScaledDType]
+    MXFP4: ClassVar[BlockScaledDType]
+    MXINT8: ClassVar[BlockScaledDType]
+    NVFP4: ClassVar[BlockScaledDType]
 
     @property
     def name(self) -> str: ...
@@ -121,6 +129,28 @@ class CompoundDType(DType):
     @property
     def representation_rules(self) -> tuple[RepresentationRule, ...]: ...
 
+class BlockScaledDType(CompoundDType):
+    """A compound dtype: an encoded element times one scale per level.
+
+    Concrete; planes `(element, *scales)`, rules one LevelExtent per level,
+    supertype `DType.Any`; unique by structure.
+    """
+
+    def __init__(
+        self, name: str, *, element: SimpleDType, levels: Iterable[Level]
+    ) -> None: ...
+    @property
+    def element(self) -> SimpleDType: ...
+    @property
+    def levels(self) -> tuple[Level, ...]: ...
+    @property
+    def num_axes(self) -> int: ...
+    @property
+    def bits_per_element(self) -> float | SymbolicBits: ...
+    # A block-scaled dtype's supertype is always DType.Any.
+    @property
+    def supertype(self) -> DTypeCategory: ...
+
 @final
 class RuleMeta(type):
     """Metaclass of RepresentationRule and its subclasses (cannot be subclassed).
@@ -146,6 +176,17 @@ class RepresentationRule(metaclass=RuleMeta):
     def __deepcopy__(self, memo: object, /) -> Self: ...
     def __reduce__(self) -> NoReturn: ...
     def __reduce_ex__(self, protocol: SupportsIndex, /) -> NoReturn: ...
+
+class LevelExtent(RepresentationRule):
+    """The rule of one scale level: on adjacent edge `level`, every `extent`
+    coordinates of level `level` map onto one coordinate of level `level + 1`
+    (Whole: all of them onto one)."""
+
+    def __init__(self, level: int, extent: int | WholeExtent) -> None: ...
+    @property
+    def level(self) -> int: ...
+    @property
+    def extent(self) -> int | WholeExtent: ...
 
 @final
 class WholeExtent:

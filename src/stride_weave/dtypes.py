@@ -5,14 +5,16 @@ this module re-exports the public names. Run ``python -m stride_weave.dtypes``
 to print the registered descriptor graph as a tree.
 """
 
-from stride_weave import _dtypes
-
 from stride_weave._dtypes import (
+    BlockScaledDType,
     CompoundDType,
     DType,
     DTypeCategory,
+    Level,
+    LevelExtent,
     RepresentationRule,
     SimpleDType,
+    SymbolicBits,
     Whole,
     WholeExtent,
 )
@@ -22,19 +24,14 @@ __all__ = [
     "DTypeCategory",
     "SimpleDType",
     "CompoundDType",
+    "BlockScaledDType",
     "RepresentationRule",
+    "LevelExtent",
+    "Level",
     "Whole",
     "WholeExtent",
+    "SymbolicBits",
 ]
-
-# Names that arrive with the block-scaled formats. They are re-exported as soon
-# as the extension defines them, so this module needs no change then.
-for _name in ("BlockScaledDType", "Level", "LevelExtent", "SymbolicBits"):
-    _value = getattr(_dtypes, _name, None)
-    if _value is not None:
-        globals()[_name] = _value
-        __all__.append(_name)
-del _name, _value
 
 if __name__ == "__main__":
     from stride_weave._cli import main

@@ -1,10 +1,12 @@
 # Type stub for the public module stride_weave.dtypes: it re-exports the
 # descriptor model from the C extension stride_weave._dtypes.
 from stride_weave._dtypes import (
+    BlockScaledDType as BlockScaledDType,
     CompoundDType as CompoundDType,
     DType as DType,
     DTypeCategory as DTypeCategory,
     Level as Level,
+    LevelExtent as LevelExtent,
     RepresentationRule as RepresentationRule,
     SimpleDType as SimpleDType,
     SymbolicBits as SymbolicBits,
@@ -17,11 +19,11 @@ __all__ = [
     "DTypeCategory",
     "SimpleDType",
     "CompoundDType",
+    "BlockScaledDType",
     "RepresentationRule",
+    "LevelExtent",
+    "Level",
     "Whole",
     "WholeExtent",
-    # Re-exported by dtypes.py because the extension defines them now;
-    # BlockScaledDType and LevelExtent join when the extension does.
-    "Level",
     "SymbolicBits",
 ]

@@ -127,6 +127,15 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
                                         &rules_arg)) {
         return -1;
     }
+    if (st->block_scaled_type != NULL
+        && PyObject_TypeCheck(self, st->block_scaled_type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: a %s derives its planes and rules from its element "
+                     "and levels; call BlockScaledDType.__init__(name, *, "
+                     "element, levels) instead", SW_COMPOUND_INIT,
+                     _PyType_Name(Py_TYPE(self)));
+        return -1;
+    }
     if (simple_types == NULL) {
         PyErr_Format(PyExc_TypeError,
                      "%s missing required keyword-only argument: "

@@ -284,7 +284,7 @@ int
 sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
 {
     PyObject *contract = NULL, *ext = NULL, *encoded = NULL;
-    PyObject *field = NULL, *structure = NULL;
+    PyObject *field = NULL, *structure = NULL, *existing = NULL;
     Py_ssize_t i, n;
     int status;
 
@@ -303,7 +303,8 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
         contract = sw_simple_contract(st, d);
         break;
     case SW_KIND_COMPOUND:
-        contract = sw_compound_contract(st, d);
+        contract = d->element ? sw_block_scaled_contract(st, d)
+                              : sw_compound_contract(st, d);
         break;
     default:
         PyErr_SetString(PyExc_SystemError, "descriptor without a kind");
@@ -337,7 +338,9 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
     Py_XSETREF(d->structure, structure);
     structure = NULL;
 
-    status = sw_registry_publish(&st->registry, d);
+    /* Block-scaled dtypes are unique by structure too. */
+    status = sw_registry_publish(&st->registry, d,
+                                 d->element ? d->structure : NULL, &existing);
     if (status < 0) {
         goto error;
     }
@@ -345,6 +348,18 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
         PyErr_Format(PyExc_ValueError,
                      "%s: name %R is already registered",
                      _PyType_Name(Py_TYPE(d)), d->name);
+        goto error;
+    }
+    if (status == 2) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s %R duplicates the representation of the registered "
+                     "%R: a block-scaled format with the same element, "
+                     "levels and structure_extension() is already "
+                     "registered (add a structure_extension() to describe a "
+                     "different format); nothing was registered",
+                     _PyType_Name(Py_TYPE(d)), d->name,
+                     ((sw_descriptor *)existing)->name);
+        Py_DECREF(existing);
         goto error;
     }
     Py_DECREF(contract);

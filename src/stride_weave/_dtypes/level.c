@@ -7,12 +7,6 @@
  */
 #include "sw_internal.h"
 
-typedef struct {
-    PyObject_HEAD
-    PyObject *scale;    /* a finished, registered SimpleDType */
-    PyObject *block;    /* exact int > 0, or Whole */
-} sw_level;
-
 static sw_state *
 sw_level_state(PyObject *self)
 {

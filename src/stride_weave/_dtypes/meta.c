@@ -356,7 +356,7 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     {
         PyTypeObject *const model_types[] = {
             st->base_type, st->category_init_type, st->simple_init_type,
-            st->compound_init_type, NULL};
+            st->compound_init_type, st->block_scaled_init_type, NULL};
         cls = sw_meta_build_class(meta, st, st->owned_names, model_types,
                                   name, bases, ns, rest);
     }

@@ -56,6 +56,28 @@ static const sw_builtin sw_builtins[] = {
     {NULL, NULL, 0},
 };
 
+/* Built-in block-scaled formats: element, then (scale, block) levels
+ * innermost first; block 0 stands for Whole. */
+typedef struct {
+    const char *name;
+    const char *element;
+    struct { const char *scale; long block; } levels[2];
+    int nlevels;
+} sw_builtin_block_scaled;
+
+static const sw_builtin_block_scaled sw_builtin_block_scaled_formats[] = {
+    /* OCP Microscaling v1.0: one E8M0 scale per 32 elements. */
+    {"MXFP8_E4M3", "E4M3", {{"E8M0", 32}}, 1},
+    {"MXFP8_E5M2", "E5M2", {{"E8M0", 32}}, 1},
+    {"MXFP6_E3M2", "E3M2", {{"E8M0", 32}}, 1},
+    {"MXFP6_E2M3", "E2M3", {{"E8M0", 32}}, 1},
+    {"MXFP4", "E2M1", {{"E8M0", 32}}, 1},
+    {"MXINT8", "Int8", {{"E8M0", 32}}, 1},
+    /* NVFP4: an E4M3 scale per 16 elements, one Float32 per tensor. */
+    {"NVFP4", "E2M1", {{"E4M3", 16}, {"Float32", 0}}, 2},
+    {NULL, NULL, {{NULL, 0}}, 0},
+};
+
 static sw_state *
 sw_get_state(PyObject *module)
 {
@@ -215,7 +237,71 @@ sw_install_builtins(sw_state *st)
         }
         Py_DECREF(obj);
     }
-    PyType_Modified(st->dtype_type);
+    return 0;
+}
+
+/* One built-in block-scaled format, through the real constructor (new ref). */
+static PyObject *
+sw_make_builtin_block_scaled(sw_state *st, const sw_builtin_block_scaled *b)
+{
+    PyObject *dtype_dict = st->dtype_type->tp_dict;
+    PyObject *element, *levels, *args = NULL, *kwargs = NULL, *obj = NULL;
+    int i;
+
+    element = PyDict_GetItemString(dtype_dict, b->element);   /* borrowed */
+    levels = PyTuple_New(b->nlevels);
+    if (element == NULL || levels == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_SystemError, "built-in %s before %s",
+                         b->name, b->element);
+        }
+        goto done;
+    }
+    for (i = 0; i < b->nlevels; i++) {
+        PyObject *scale = PyDict_GetItemString(dtype_dict, b->levels[i].scale);
+        PyObject *level;
+
+        if (scale == NULL) {
+            PyErr_Format(PyExc_SystemError, "built-in %s before %s",
+                         b->name, b->levels[i].scale);
+            goto done;
+        }
+        level = b->levels[i].block == 0
+            ? PyObject_CallFunctionObjArgs((PyObject *)st->level_type, scale,
+                                           st->whole, NULL)
+            : PyObject_CallFunction((PyObject *)st->level_type, "Ol", scale,
+                                    b->levels[i].block);
+        if (level == NULL) {
+            goto done;
+        }
+        PyTuple_SET_ITEM(levels, i, level);
+    }
+    args = Py_BuildValue("(s)", b->name);
+    kwargs = Py_BuildValue("{s:O,s:O}", "element", element, "levels", levels);
+    if (args != NULL && kwargs != NULL) {
+        obj = PyObject_Call((PyObject *)st->block_scaled_type, args, kwargs);
+    }
+done:
+    Py_XDECREF(levels);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    return obj;
+}
+
+static int
+sw_install_builtin_block_scaled(sw_state *st)
+{
+    const sw_builtin_block_scaled *b;
+
+    for (b = sw_builtin_block_scaled_formats; b->name != NULL; b++) {
+        PyObject *obj = sw_make_builtin_block_scaled(st, b);
+        if (obj == NULL
+            || PyDict_SetItemString(st->dtype_type->tp_dict, b->name, obj) < 0) {
+            Py_XDECREF(obj);
+            return -1;
+        }
+        Py_DECREF(obj);
+    }
     return 0;
 }
 
@@ -292,10 +378,36 @@ sw_build_graph(PyObject *module, sw_state *st)
         return -1;
     }
     if (sw_level_create_type(module, st) < 0
-        || sw_symbolic_create_type(module, st) < 0) {
+        || sw_symbolic_create_type(module, st) < 0
+        || sw_level_extent_create_type(module, st) < 0
+        || sw_block_scaled_init_create_type(module, st) < 0) {
         return -1;
     }
-    return sw_install_builtins(st);
+    st->level_extent_cache = PyDict_New();
+    if (st->level_extent_cache == NULL) {
+        return -1;
+    }
+    /* _BlockScaledInit first, so its __init__ wins over CompoundDType's. */
+    st->block_scaled_type = sw_make_class(
+        st, "BlockScaledDType", st->block_scaled_init_type,
+        st->compound_type, 0, SW_KIND_COMPOUND,
+        sw_block_scaled_fill_namespace,
+        "BlockScaledDType(name, *, element, levels)\n\n"
+        "A concrete compound dtype whose logical value is the encoded "
+        "element times one scale from each level (OCP Microscaling MX "
+        "formats, NVFP4).  Its planes are (element, *scales), its rules "
+        "one LevelExtent per level, its supertype DType.Any.  Unique by "
+        "structure: the same element and levels cannot be registered "
+        "twice, under any name or implementation subclass.");
+    if (st->block_scaled_type == NULL) {
+        return -1;
+    }
+    if (sw_install_builtins(st) < 0
+        || sw_install_builtin_block_scaled(st) < 0) {
+        return -1;
+    }
+    PyType_Modified(st->dtype_type);
+    return 0;
 }
 
 static int
@@ -307,8 +419,10 @@ sw_export(PyObject *module, sw_state *st)
         {"DTypeCategory", (PyObject *)st->category_type},
         {"SimpleDType", (PyObject *)st->simple_type},
         {"CompoundDType", (PyObject *)st->compound_type},
+        {"BlockScaledDType", (PyObject *)st->block_scaled_type},
         {"RuleMeta", (PyObject *)st->rule_meta_type},
         {"RepresentationRule", (PyObject *)st->rule_type},
+        {"LevelExtent", (PyObject *)st->level_extent_type},
         {"WholeExtent", (PyObject *)st->whole_type},
         {"Whole", st->whole},
         {"Level", (PyObject *)st->level_type},
@@ -391,6 +505,10 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->category_type);
     Py_VISIT(st->simple_type);
     Py_VISIT(st->compound_type);
+    Py_VISIT(st->block_scaled_type);
+    Py_VISIT(st->block_scaled_init_type);
+    Py_VISIT(st->level_extent_type);
+    Py_VISIT(st->level_extent_cache);
     Py_VISIT(st->category_init_type);
     Py_VISIT(st->simple_init_type);
     Py_VISIT(st->compound_init_type);
@@ -423,6 +541,10 @@ sw_clear(PyObject *module)
     Py_CLEAR(st->category_type);
     Py_CLEAR(st->simple_type);
     Py_CLEAR(st->compound_type);
+    Py_CLEAR(st->block_scaled_type);
+    Py_CLEAR(st->block_scaled_init_type);
+    Py_CLEAR(st->level_extent_cache);
+    Py_CLEAR(st->level_extent_type);
     Py_CLEAR(st->category_init_type);
     Py_CLEAR(st->simple_init_type);
     Py_CLEAR(st->compound_init_type);

@@ -52,6 +52,10 @@ sw_registry_init(sw_registry *r)
     if (r->by_name == NULL) {
         return -1;
     }
+    r->by_structure = PyDict_New();
+    if (r->by_structure == NULL) {
+        return -1;
+    }
     r->order = NULL;
     r->count = r->capacity = 0;
     r->version = 0;
@@ -63,17 +67,20 @@ void
 sw_registry_fini(sw_registry *r)
 {
     PyObject *by_name = r->by_name;
+    PyObject *by_structure = r->by_structure;
     PyObject *snapshot = r->snapshot;
     PyObject **order = r->order;
 
     /* Detach first: deallocating descriptors may look the registry up. */
     r->by_name = NULL;
+    r->by_structure = NULL;
     r->snapshot = NULL;
     r->order = NULL;
     r->count = r->capacity = 0;
     r->version++;
     Py_XDECREF(snapshot);
     Py_XDECREF(by_name);
+    Py_XDECREF(by_structure);
     PyMem_Free(order);
 #ifndef SW_HAVE_PYMUTEX
     if (r->lock != NULL) {
@@ -87,6 +94,7 @@ int
 sw_registry_traverse(sw_registry *r, visitproc visit, void *arg)
 {
     Py_VISIT(r->by_name);
+    Py_VISIT(r->by_structure);
     Py_VISIT(r->snapshot);
     return 0;
 }
@@ -156,12 +164,17 @@ sw_registry_is_canonical(sw_registry *r, sw_descriptor *d)
 
 /* ---- the one write --------------------------------------------------------- */
 
-/* Register `d` under d->name and seal it, atomically.
- * Returns 0 on success, 1 if the name is taken (no exception), -1 on error. */
+/* Register `d` under d->name and seal it, atomically.  When `unique` is
+ * not NULL (an exact tuple of exact str: a structure) it is claimed in the
+ * same critical section, so a name and a structure are taken together or
+ * not at all.  Returns 0 on success, 1 if the name is taken, 2 if the
+ * structure is taken (*existing: a new reference to its owner), -1 on
+ * error; no exception is set for 1 and 2. */
 int
-sw_registry_publish(sw_registry *r, sw_descriptor *d)
+sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *unique,
+                    PyObject **existing)
 {
-    PyObject *stale = NULL;
+    PyObject *stale = NULL, *owner;
     int status = 0;
 
     assert(PyUnicode_CheckExact(d->name));
@@ -177,6 +190,19 @@ sw_registry_publish(sw_registry *r, sw_descriptor *d)
         status = -1;
         goto done;
     }
+    if (unique != NULL) {
+        /* Exact tuples of exact str: hashing and comparing run no Python. */
+        owner = PyDict_GetItemWithError(r->by_structure, unique);
+        if (owner != NULL) {
+            *existing = Py_NewRef(owner);
+            status = 2;
+            goto done;
+        }
+        if (PyErr_Occurred()) {
+            status = -1;
+            goto done;
+        }
+    }
     if (r->count == r->capacity) {
         Py_ssize_t capacity = r->capacity ? r->capacity * 2 : 64;
         PyObject **order = PyMem_Realloc(r->order,
@@ -190,6 +216,14 @@ sw_registry_publish(sw_registry *r, sw_descriptor *d)
         r->capacity = capacity;
     }
     if (PyDict_SetItem(r->by_name, d->name, (PyObject *)d) < 0) {
+        status = -1;
+        goto done;
+    }
+    if (unique != NULL
+        && PyDict_SetItem(r->by_structure, unique, (PyObject *)d) < 0) {
+        /* Undo the name: both or neither.  Deleting an existing key of an
+         * exact str cannot fail. */
+        (void)PyDict_DelItem(r->by_name, d->name);
         status = -1;
         goto done;
     }

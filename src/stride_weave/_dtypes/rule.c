@@ -247,7 +247,7 @@ sw_rule_new(PyTypeObject *type, PyObject *Py_UNUSED(args),
     return NULL;
 }
 
-static int
+int
 sw_rule_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
@@ -256,7 +256,7 @@ sw_rule_traverse(PyObject *self, visitproc visit, void *arg)
     return 0;
 }
 
-static int
+int
 sw_rule_clear(PyObject *self)
 {
     Py_CLEAR(((sw_rule *)self)->structure);
@@ -264,7 +264,7 @@ sw_rule_clear(PyObject *self)
     return 0;
 }
 
-static void
+void
 sw_rule_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);

@@ -49,6 +49,8 @@ typedef struct {
     PyThread_type_lock lock;
 #endif
     PyObject *by_name;      /* dict: exact str -> descriptor (strong refs) */
+    PyObject *by_structure; /* dict: structure -> descriptor, for the kinds
+                               unique by structure (block-scaled) */
     PyObject **order;       /* registration order (borrowed from by_name) */
     Py_ssize_t count;
     Py_ssize_t capacity;
@@ -82,6 +84,7 @@ typedef struct {
     PyObject *whole;                /* the Whole singleton */
     PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
     PyObject *owned_names;          /* frozenset: model-owned descriptor members */
+    PyObject *level_extent_cache;   /* dict: (level, extent) -> shared rule */
     PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
     PyObject *empty_tuple;
     PyObject *str_structure_extension;
@@ -136,6 +139,22 @@ typedef struct {
     PyObject *weakreflist;
     int build_state;        /* sw_build_state */
 } sw_rule;
+
+/* ---- one scale level of a block-scaled format (level.c) ---------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *scale;    /* a finished, registered SimpleDType */
+    PyObject *block;    /* exact int > 0, or Whole */
+} sw_level;
+
+/* ---- the LevelExtent rule layout (levelextent.c) ------------------------- */
+
+typedef struct {
+    sw_rule rule;
+    PyObject *level;    /* exact int >= 0: the adjacent edge */
+    PyObject *extent;   /* exact int > 0, or Whole */
+} sw_level_extent;
 
 /* ---- cross-file functions ------------------------------------------------ */
 
@@ -199,6 +218,17 @@ PyObject *sw_compound_contract(sw_state *st, sw_descriptor *d);
 /* rule.c */
 int sw_rule_create_types(PyObject *module, sw_state *st);
 int sw_is_rule_class(PyTypeObject *tp);
+int sw_rule_traverse(PyObject *self, visitproc visit, void *arg);
+int sw_rule_clear(PyObject *self);
+void sw_rule_dealloc(PyObject *self);
+
+/* levelextent.c */
+int sw_level_extent_create_type(PyObject *module, sw_state *st);
+
+/* blockscaled.c */
+int sw_block_scaled_init_create_type(PyObject *module, sw_state *st);
+int sw_block_scaled_fill_namespace(sw_state *st, PyObject *ns);
+PyObject *sw_block_scaled_contract(sw_state *st, sw_descriptor *d);
 
 /* level.c, symbolic.c */
 int sw_level_create_type(PyObject *module, sw_state *st);
@@ -218,7 +248,8 @@ int sw_registry_traverse(sw_registry *r, visitproc visit, void *arg);
 PyObject *sw_registry_lookup(sw_registry *r, PyObject *name);
 int sw_registry_contains(sw_registry *r, PyObject *name);
 int sw_registry_is_canonical(sw_registry *r, sw_descriptor *d);
-int sw_registry_publish(sw_registry *r, sw_descriptor *d);
+int sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *unique,
+                        PyObject **existing);
 PyObject *sw_registry_snapshot(sw_registry *r, PyTypeObject *cls);
 
 /* structure.c */

@@ -1,0 +1,446 @@
+/* blockscaled.c: BlockScaledDType, element planes scaled per block.
+ *
+ * Owns the block-scaled constructor (name, *, element, levels), the planes,
+ * rules, supertype and storage cost it derives, its accessors (element,
+ * levels, num_axes, bits_per_element) and its contract structure.  A
+ * block-scaled dtype is a concrete compound dtype; its structure is unique
+ * among block-scaled dtypes, which the registry enforces when it publishes
+ * (registry.c), so a name and a structure are claimed together.
+ */
+#include "sw_internal.h"
+
+#define SW_BS_INIT "BlockScaledDType.__init__()"
+
+/* ---- argument checks ------------------------------------------------------ */
+
+static int
+sw_bs_check_element(sw_state *st, PyObject *element)
+{
+    if (!PyObject_TypeCheck(element, st->simple_type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: element must be a SimpleDType, got %s", SW_BS_INIT,
+                     PyObject_TypeCheck(element, st->base_type)
+                         ? _PyType_Name(Py_TYPE(element))
+                         : Py_TYPE(element)->tp_name);
+        return -1;
+    }
+    return sw_check_reference(st, element, "element", SW_BS_INIT);
+}
+
+/* The levels as a new tuple of Level, innermost first; only the last may
+ * be Whole. */
+static PyObject *
+sw_bs_check_levels(sw_state *st, PyObject *levels_arg)
+{
+    PyObject *it = PyObject_GetIter(levels_arg), *levels;
+    Py_ssize_t i, n;
+
+    if (it == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: levels must be an iterable of Level, got %s",
+                         SW_BS_INIT, Py_TYPE(levels_arg)->tp_name);
+        }
+        return NULL;
+    }
+    levels = PySequence_Tuple(it);
+    Py_DECREF(it);
+    if (levels == NULL) {
+        return NULL;
+    }
+    n = PyTuple_GET_SIZE(levels);
+    for (i = 0; i < n; i++) {
+        PyObject *level = PyTuple_GET_ITEM(levels, i);
+        if (!PyObject_TypeCheck(level, st->level_type)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: levels[%zd] must be a Level, got %s",
+                         SW_BS_INIT, i, Py_TYPE(level)->tp_name);
+            goto error;
+        }
+    }
+    if (n == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: levels must hold at least one Level, got an empty "
+                     "iterable", SW_BS_INIT);
+        goto error;
+    }
+    for (i = 0; i < n - 1; i++) {
+        if (((sw_level *)PyTuple_GET_ITEM(levels, i))->block == st->whole) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: only the last level may have block=Whole, got "
+                         "Whole at levels[%zd] of %zd levels", SW_BS_INIT, i,
+                         n);
+            goto error;
+        }
+    }
+    return levels;
+
+error:
+    Py_DECREF(levels);
+    return NULL;
+}
+
+/* ---- derived fields --------------------------------------------------------- */
+
+/* (element, scale of each level): the planes. */
+static PyObject *
+sw_bs_planes(PyObject *element, PyObject *levels)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(levels);
+    PyObject *planes = PyTuple_New(n + 1);
+
+    if (planes == NULL) {
+        return NULL;
+    }
+    PyTuple_SET_ITEM(planes, 0, Py_NewRef(element));
+    for (i = 0; i < n; i++) {
+        sw_level *level = (sw_level *)PyTuple_GET_ITEM(levels, i);
+        PyTuple_SET_ITEM(planes, i + 1, Py_NewRef(level->scale));
+    }
+    return planes;
+}
+
+/* LevelExtent(i, block) for level i, shared through the state's cache so
+ * every MX format holds the same LevelExtent(0, 32) (new ref). */
+static PyObject *
+sw_bs_rule(sw_state *st, Py_ssize_t i, PyObject *block)
+{
+    PyObject *key, *rule, *found;
+
+    key = Py_BuildValue("(nO)", i, block);
+    if (key == NULL) {
+        return NULL;
+    }
+    found = PyDict_GetItemWithError(st->level_extent_cache, key);  /* borrowed */
+    if (found != NULL || PyErr_Occurred()) {
+        Py_DECREF(key);
+        return Py_XNewRef(found);
+    }
+    rule = PyObject_CallFunction((PyObject *)st->level_extent_type, "nO",
+                                 i, block);
+    if (rule == NULL) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    /* Another thread may have raced us here: keep whichever came first. */
+    found = PyDict_SetDefault(st->level_extent_cache, key, rule);  /* borrowed */
+    Py_DECREF(key);
+    Py_DECREF(rule);
+    return Py_XNewRef(found);
+}
+
+static PyObject *
+sw_bs_rules(sw_state *st, PyObject *levels)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(levels);
+    PyObject *rules = PyTuple_New(n);
+
+    if (rules == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        sw_level *level = (sw_level *)PyTuple_GET_ITEM(levels, i);
+        PyObject *rule = sw_bs_rule(st, i, level->block);
+        if (rule == NULL) {
+            Py_DECREF(rules);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(rules, i, rule);
+    }
+    return rules;
+}
+
+/* Bits per element: element bits plus, for each integer level, its scale
+ * bits over the product of the blocks up to and including it.  Summed
+ * exactly as a fraction num / den of Python ints and rounded once, so the
+ * result is the correctly rounded value of the exact sum.  With a final
+ * Whole level: SymbolicBits(that sum, the whole level's scale bits). */
+static PyObject *
+sw_bs_bits_per_element(sw_state *st, PyObject *element, PyObject *levels)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(levels);
+    PyObject *num, *den, *tmp, *constant, *result;
+    sw_level *last = (sw_level *)PyTuple_GET_ITEM(levels, n - 1);
+    int whole = (last->block == st->whole);
+
+    num = Py_NewRef(((sw_descriptor *)element)->bits);
+    den = PyLong_FromLong(1);
+    if (den == NULL) {
+        goto error;
+    }
+    for (i = 0; i < n - whole; i++) {
+        sw_level *level = (sw_level *)PyTuple_GET_ITEM(levels, i);
+        PyObject *scale_bits = ((sw_descriptor *)level->scale)->bits;
+
+        /* num/den + s/(den*b) == (num*b + s) / (den*b); exact ints only. */
+        tmp = PyNumber_Multiply(num, level->block);
+        Py_SETREF(num, tmp ? PyNumber_Add(tmp, scale_bits) : NULL);
+        Py_XDECREF(tmp);
+        if (num == NULL) {
+            goto error;
+        }
+        Py_SETREF(den, PyNumber_Multiply(den, level->block));
+        if (den == NULL) {
+            goto error;
+        }
+    }
+    constant = PyNumber_TrueDivide(num, den);
+    Py_CLEAR(num);
+    Py_CLEAR(den);
+    if (constant == NULL || !whole) {
+        return constant;
+    }
+    result = PyObject_CallFunction((PyObject *)st->symbolic_type, "OO",
+                                   constant,
+                                   ((sw_descriptor *)last->scale)->bits);
+    Py_DECREF(constant);
+    return result;
+
+error:
+    Py_XDECREF(num);
+    Py_XDECREF(den);
+    return NULL;
+}
+
+/* ---- __init__ ------------------------------------------------------------------ */
+
+static int
+sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static const char *const allowed[] = {"name", "element", "levels", NULL};
+    static char *kwlist[] = {"name", "element", "levels", NULL};
+    sw_descriptor *d = (sw_descriptor *)self;
+    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    PyObject *name = NULL, *element = NULL, *levels_arg = NULL;
+    PyObject *exact = NULL, *levels = NULL, *planes = NULL, *rules = NULL;
+    PyObject *bits = NULL, *any_name = NULL, *any = NULL;
+
+    if (sw_descriptor_begin_init(d, SW_KIND_COMPOUND, SW_BS_INIT) < 0
+        || sw_check_kwargs(kwds, allowed, SW_BS_INIT) < 0
+        || !PyArg_ParseTupleAndKeywords(args, kwds,
+                                        "O|$OO:BlockScaledDType.__init__",
+                                        kwlist, &name, &element, &levels_arg)) {
+        return -1;
+    }
+    if (element == NULL || levels_arg == NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s missing required keyword-only argument: '%s'",
+                     SW_BS_INIT, element == NULL ? "element" : "levels");
+        return -1;
+    }
+    exact = sw_normalize_name(name, SW_BS_INIT);
+    if (exact == NULL || sw_bs_check_element(st, element) < 0) {
+        goto error;
+    }
+    levels = sw_bs_check_levels(st, levels_arg);
+    if (levels == NULL) {
+        goto error;
+    }
+    planes = sw_bs_planes(element, levels);
+    rules = planes ? sw_bs_rules(st, levels) : NULL;
+    bits = rules ? sw_bs_bits_per_element(st, element, levels) : NULL;
+    if (bits == NULL) {
+        goto error;
+    }
+    any_name = PyUnicode_FromString("Any");
+    any = any_name ? sw_registry_lookup(&st->registry, any_name) : NULL;
+    if (any == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_SystemError,
+                            "the built-in category Any is not registered");
+        }
+        goto error;
+    }
+    if (sw_descriptor_set_common(st, d, exact, any) < 0) {
+        goto error;
+    }
+    Py_XSETREF(d->simple_types, planes);
+    Py_XSETREF(d->rules, rules);
+    Py_XSETREF(d->element, Py_NewRef(element));
+    Py_XSETREF(d->levels, levels);
+    Py_XSETREF(d->bits_per_element, bits);
+    Py_DECREF(exact);
+    Py_DECREF(any_name);
+    Py_DECREF(any);
+    d->initialized = 1;
+    return 0;
+
+error:
+    Py_XDECREF(exact);
+    Py_XDECREF(levels);
+    Py_XDECREF(planes);
+    Py_XDECREF(rules);
+    Py_XDECREF(bits);
+    Py_XDECREF(any_name);
+    Py_XDECREF(any);
+    return -1;
+}
+
+/* ---- structure -------------------------------------------------------------------- */
+
+/* ("BlockScaledDType", ("element", <ref>),
+ *  ("levels", (("Level", ("scale", <ref>), ("block", "int:<n>" | "whole")),
+ *              ...)))
+ * The planes, rules and supertype are derived from these, so they are not
+ * recorded twice. */
+PyObject *
+sw_block_scaled_contract(sw_state *st, sw_descriptor *d)
+{
+    PyObject *element = NULL, *levels = NULL;
+    Py_ssize_t i, n = PyTuple_GET_SIZE(d->levels);
+
+    element = sw_structure_ref((sw_descriptor *)d->element);
+    levels = PyTuple_New(n);
+    if (element == NULL || levels == NULL) {
+        goto error;
+    }
+    for (i = 0; i < n; i++) {
+        sw_level *level = (sw_level *)PyTuple_GET_ITEM(d->levels, i);
+        PyObject *scale, *block, *entry;
+
+        scale = sw_structure_ref((sw_descriptor *)level->scale);
+        if (scale == NULL) {
+            goto error;
+        }
+        block = level->block == st->whole ? PyUnicode_FromString("whole")
+                                          : sw_structure_encode_int(level->block);
+        if (block == NULL) {
+            Py_DECREF(scale);
+            goto error;
+        }
+        entry = Py_BuildValue("(s(sN)(sN))", "Level", "scale", scale,
+                              "block", block);
+        if (entry == NULL) {
+            goto error;
+        }
+        PyTuple_SET_ITEM(levels, i, entry);
+    }
+    return Py_BuildValue("(s(sN)(sN))", "BlockScaledDType",
+                         "element", element, "levels", levels);
+
+error:
+    Py_XDECREF(element);
+    Py_XDECREF(levels);
+    return NULL;
+}
+
+/* ---- accessors -------------------------------------------------------------------- */
+
+/* A block-scaled accessor on a usable descriptor whose block-scaled base
+ * was initialized. */
+static sw_descriptor *
+sw_bs_checked(PyObject *self)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    if (d->element == NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s object is not an initialized block-scaled dtype",
+                     Py_TYPE(self)->tp_name);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *
+sw_bs_get_element(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = sw_bs_checked(self);
+
+    return d ? Py_NewRef(d->element) : NULL;
+}
+
+static PyObject *
+sw_bs_get_levels(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = sw_bs_checked(self);
+
+    return d ? Py_NewRef(d->levels) : NULL;
+}
+
+static PyObject *
+sw_bs_get_num_axes(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = sw_bs_checked(self);
+    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    Py_ssize_t n;
+
+    if (d == NULL) {
+        return NULL;
+    }
+    n = PyTuple_GET_SIZE(d->levels);
+    if (((sw_level *)PyTuple_GET_ITEM(d->levels, n - 1))->block == st->whole) {
+        n--;   /* a final Whole level spans no axis of its own */
+    }
+    return PyLong_FromSsize_t(n);
+}
+
+static PyObject *
+sw_bs_get_bits_per_element(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = sw_bs_checked(self);
+
+    return d ? Py_NewRef(d->bits_per_element) : NULL;
+}
+
+static PyGetSetDef sw_bs_getset[] = {
+    {"element", sw_bs_get_element, NULL,
+     PyDoc_STR("The SimpleDType of the encoded elements (plane 0)."), NULL},
+    {"levels", sw_bs_get_levels, NULL,
+     PyDoc_STR("The scale levels, innermost first: a tuple of Level."), NULL},
+    {"num_axes", sw_bs_get_num_axes, NULL,
+     PyDoc_STR("The number of levels with an integer block (a final Whole "
+               "level does not count)."), NULL},
+    {"bits_per_element", sw_bs_get_bits_per_element, NULL,
+     PyDoc_STR("Storage cost per element: a float (MXFP4: 4.25), or "
+               "SymbolicBits when the last level is Whole (NVFP4: "
+               "SymbolicBits(4.5, 32))."), NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+int
+sw_block_scaled_fill_namespace(sw_state *st, PyObject *ns)
+{
+    PyGetSetDef *def;
+
+    for (def = sw_bs_getset; def->name != NULL; def++) {
+        PyObject *obj = PyDescr_NewGetSet(st->base_type, def);
+        if (obj == NULL || PyDict_SetItemString(ns, def->name, obj) < 0) {
+            Py_XDECREF(obj);
+            return -1;
+        }
+        Py_DECREF(obj);
+    }
+    return 0;
+}
+
+/* The C type that carries BlockScaledDType's __init__ as a tp_init slot. */
+static PyType_Slot sw_bs_init_slots[] = {
+    {Py_tp_init, sw_bs_init},
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "_BlockScaledInit(name, *, element, levels)\n--\n\n"
+        "Construct and register a block-scaled dtype.\n\n"
+        "element is the registered SimpleDType of the encoded elements; "
+        "levels a non-empty iterable of Level, innermost first, of which "
+        "only the last may have block=Whole.")},
+    {0, NULL},
+};
+
+static PyType_Spec sw_bs_init_spec = {
+    .name = "stride_weave._dtypes._BlockScaledInit",
+    .basicsize = 0,
+    .itemsize = 0,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = sw_bs_init_slots,
+};
+
+int
+sw_block_scaled_init_create_type(PyObject *module, sw_state *st)
+{
+    st->block_scaled_init_type = (PyTypeObject *)PyType_FromModuleAndSpec(
+        module, &sw_bs_init_spec, (PyObject *)st->base_type);
+    return st->block_scaled_init_type ? 0 : -1;
+}
