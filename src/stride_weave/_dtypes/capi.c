@@ -11,7 +11,7 @@
  * The functions take no table argument: a descriptor knows its graph
  * through its class, and FromName looks in the current interpreter's
  * graph.  They read the descriptor's C fields directly and never run
- * Python code, except that the Level* functions read Level's (C) getters.
+ * Python code.
  */
 #include "sw_internal.h"
 
@@ -317,7 +317,7 @@ sw_capi_num_levels(PyObject *op)
 }
 
 /* Level i of a block-scaled dtype (borrowed), or NULL with an exception. */
-static PyObject *
+static sw_level *
 sw_capi_level(PyObject *op, Py_ssize_t i, const char *func, sw_descriptor **dp)
 {
     sw_descriptor *d = sw_capi_arg(op, SW_BLOCK_SCALED_KIND, func,
@@ -327,27 +327,24 @@ sw_capi_level(PyObject *op, Py_ssize_t i, const char *func, sw_descriptor **dp)
         return NULL;
     }
     *dp = d;
-    return sw_capi_item(d->levels, i, d, func, "level");
+    return (sw_level *)sw_capi_item(d->levels, i, d, func, "level");
 }
 
 static PyObject *
 sw_capi_level_scale(PyObject *op, Py_ssize_t i)
 {
     sw_descriptor *d;
-    PyObject *level = sw_capi_level(op, i, "SW_DType_LevelScale", &d);
+    sw_level *level = sw_capi_level(op, i, "SW_DType_LevelScale", &d);
 
-    /* Level is a final C type: its getter is C code. */
-    return level ? PyObject_GetAttrString(level, "scale") : NULL;
+    return level ? Py_NewRef(level->scale) : NULL;
 }
 
 static Py_ssize_t
 sw_capi_level_block(PyObject *op, Py_ssize_t i)
 {
     sw_descriptor *d;
-    PyObject *level = sw_capi_level(op, i, "SW_DType_LevelBlock", &d);
+    sw_level *level = sw_capi_level(op, i, "SW_DType_LevelBlock", &d);
     sw_state *st;
-    PyObject *block;
-    Py_ssize_t n;
 
     if (level == NULL) {
         return -1;
@@ -356,18 +353,10 @@ sw_capi_level_block(PyObject *op, Py_ssize_t i)
     if (sw_state_check(st) < 0) {
         return -1;
     }
-    block = PyObject_GetAttrString(level, "block");
-    if (block == NULL) {
-        return -1;
+    if (level->block == st->whole) {
+        return SW_DTYPE_BLOCK_WHOLE;
     }
-    if (block == st->whole) {
-        n = SW_DTYPE_BLOCK_WHOLE;
-    }
-    else {
-        n = sw_capi_ssize(block, d, "SW_DType_LevelBlock", "level block");
-    }
-    Py_DECREF(block);
-    return n;
+    return sw_capi_ssize(level->block, d, "SW_DType_LevelBlock", "level block");
 }
 
 /* ---- the table ------------------------------------------------------------- */
