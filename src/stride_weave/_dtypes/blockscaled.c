@@ -214,6 +214,7 @@ sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
     PyObject *name = NULL, *element = NULL, *levels_arg = NULL;
     PyObject *exact = NULL, *levels = NULL, *planes = NULL, *rules = NULL;
     PyObject *bits = NULL, *any_name = NULL, *any = NULL;
+    sw_compound_fields *fields;
 
     if (sw_descriptor_begin_init(d, SW_KIND_COMPOUND, SW_BS_INIT) < 0
         || sw_check_kwargs(kwds, allowed, SW_BS_INIT) < 0
@@ -251,14 +252,15 @@ sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
         }
         goto error;
     }
-    if (sw_descriptor_set_common(st, d, exact, any) < 0) {
+    if (sw_descriptor_set_common(st, d, exact, any) < 0
+        || (fields = sw_descriptor_compound_fields(d)) == NULL) {
         goto error;
     }
-    Py_XSETREF(d->simple_types, planes);
-    Py_XSETREF(d->rules, rules);
-    Py_XSETREF(d->element, Py_NewRef(element));
-    Py_XSETREF(d->levels, levels);
-    Py_XSETREF(d->bits_per_element, bits);
+    Py_XSETREF(fields->simple_types, planes);
+    Py_XSETREF(fields->rules, rules);
+    Py_XSETREF(fields->element, Py_NewRef(element));
+    Py_XSETREF(fields->levels, levels);
+    Py_XSETREF(fields->bits_per_element, bits);
     Py_DECREF(exact);
     Py_DECREF(any_name);
     Py_DECREF(any);
@@ -287,36 +289,40 @@ PyObject *
 sw_block_scaled_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *element = NULL, *levels = NULL;
-    Py_ssize_t i, n = PyTuple_GET_SIZE(d->levels);
+    Py_ssize_t i, n = PyTuple_GET_SIZE(d->compound->levels);
 
-    element = sw_structure_ref((sw_descriptor *)d->element);
+    element = sw_structure_ref(st, (sw_descriptor *)d->compound->element);
     levels = PyTuple_New(n);
     if (element == NULL || levels == NULL) {
         goto error;
     }
     for (i = 0; i < n; i++) {
-        sw_level *level = (sw_level *)PyTuple_GET_ITEM(d->levels, i);
+        sw_level *level = (sw_level *)PyTuple_GET_ITEM(d->compound->levels, i);
         PyObject *scale, *block, *entry;
 
-        scale = sw_structure_ref((sw_descriptor *)level->scale);
+        scale = sw_structure_ref(st, (sw_descriptor *)level->scale);
         if (scale == NULL) {
             goto error;
         }
-        block = level->block == st->whole ? PyUnicode_FromString("whole")
-                                          : sw_structure_encode_int(level->block);
+        block = level->block == st->whole
+                    ? Py_NewRef(st->labels[SW_LABEL_WHOLE])
+                    : sw_structure_encode_int(level->block);
         if (block == NULL) {
             Py_DECREF(scale);
             goto error;
         }
-        entry = Py_BuildValue("(s(sN)(sN))", "Level", "scale", scale,
-                              "block", block);
+        entry = Py_BuildValue("(O(ON)(ON))", st->labels[SW_LABEL_LEVEL],
+                              st->labels[SW_LABEL_SCALE], scale,
+                              st->labels[SW_LABEL_BLOCK], block);
         if (entry == NULL) {
             goto error;
         }
         PyTuple_SET_ITEM(levels, i, entry);
     }
-    return Py_BuildValue("(s(sN)(sN))", "BlockScaledDType",
-                         "element", element, "levels", levels);
+    return Py_BuildValue("(O(ON)(ON))",
+                         st->labels[SW_LABEL_BLOCK_SCALED_DTYPE],
+                         st->labels[SW_LABEL_ELEMENT], element,
+                         st->labels[SW_LABEL_LEVELS], levels);
 
 error:
     Py_XDECREF(element);
@@ -336,7 +342,7 @@ sw_bs_checked(PyObject *self)
     if (sw_descriptor_check_usable(d) < 0) {
         return NULL;
     }
-    if (d->element == NULL) {
+    if (!sw_descriptor_is_block_scaled(d)) {
         PyErr_Format(PyExc_TypeError,
                      "%s object is not an initialized block-scaled dtype",
                      Py_TYPE(self)->tp_name);
@@ -350,7 +356,7 @@ sw_bs_get_element(PyObject *self, void *Py_UNUSED(closure))
 {
     sw_descriptor *d = sw_bs_checked(self);
 
-    return d ? Py_NewRef(d->element) : NULL;
+    return d ? Py_NewRef(d->compound->element) : NULL;
 }
 
 static PyObject *
@@ -358,7 +364,7 @@ sw_bs_get_levels(PyObject *self, void *Py_UNUSED(closure))
 {
     sw_descriptor *d = sw_bs_checked(self);
 
-    return d ? Py_NewRef(d->levels) : NULL;
+    return d ? Py_NewRef(d->compound->levels) : NULL;
 }
 
 static PyObject *
@@ -371,8 +377,8 @@ sw_bs_get_num_axes(PyObject *self, void *Py_UNUSED(closure))
     if (d == NULL) {
         return NULL;
     }
-    n = PyTuple_GET_SIZE(d->levels);
-    if (((sw_level *)PyTuple_GET_ITEM(d->levels, n - 1))->block == st->whole) {
+    n = PyTuple_GET_SIZE(d->compound->levels);
+    if (((sw_level *)PyTuple_GET_ITEM(d->compound->levels, n - 1))->block == st->whole) {
         n--;   /* a final Whole level spans no axis of its own */
     }
     return PyLong_FromSsize_t(n);
@@ -383,7 +389,7 @@ sw_bs_get_bits_per_element(PyObject *self, void *Py_UNUSED(closure))
 {
     sw_descriptor *d = sw_bs_checked(self);
 
-    return d ? Py_NewRef(d->bits_per_element) : NULL;
+    return d ? Py_NewRef(d->compound->bits_per_element) : NULL;
 }
 
 static PyGetSetDef sw_bs_getset[] = {

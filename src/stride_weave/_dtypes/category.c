@@ -39,21 +39,23 @@ sw_category_init(PyObject *self, PyObject *args, PyObject *kwds)
 
 /* ("DTypeCategory", ("supertype", <ref> | "none")) */
 PyObject *
-sw_category_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
+sw_category_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *ref, *field, *result;
+    PyObject *supertype;   /* borrowed */
 
-    ref = d->supertype ? sw_structure_ref((sw_descriptor *)d->supertype)
-                       : PyUnicode_FromString("none");
+    supertype = sw_descriptor_supertype(d);
+    ref = supertype ? sw_structure_ref(st, (sw_descriptor *)supertype)
+                    : Py_NewRef(st->labels[SW_LABEL_NONE]);
     if (ref == NULL) {
         return NULL;
     }
-    field = sw_structure_field("supertype", ref);
+    field = sw_structure_field(st, SW_LABEL_SUPERTYPE, ref);
     Py_DECREF(ref);
     if (field == NULL) {
         return NULL;
     }
-    result = Py_BuildValue("(sN)", "DTypeCategory", field);
+    result = Py_BuildValue("(ON)", st->labels[SW_LABEL_DTYPE_CATEGORY], field);
     return result;
 }
 

@@ -118,6 +118,7 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
     sw_state *st = ((sw_type *)Py_TYPE(self))->state;
     PyObject *name = NULL, *supertype = Py_None, *simple_types = NULL;
     PyObject *rules_arg = NULL, *exact = NULL, *planes = NULL, *rules = NULL;
+    sw_compound_fields *fields;
 
     if (sw_descriptor_begin_init(d, SW_KIND_COMPOUND, SW_COMPOUND_INIT) < 0
         || sw_check_kwargs(kwds, allowed, SW_COMPOUND_INIT) < 0
@@ -154,11 +155,12 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
     rules = rules_arg ? sw_compound_check_rules(st, rules_arg)
                       : Py_NewRef(st->empty_tuple);
     if (rules == NULL
-        || sw_descriptor_set_common(st, d, exact, supertype) < 0) {
+        || sw_descriptor_set_common(st, d, exact, supertype) < 0
+        || (fields = sw_descriptor_compound_fields(d)) == NULL) {
         goto error;
     }
-    Py_XSETREF(d->simple_types, planes);
-    Py_XSETREF(d->rules, rules);
+    Py_XSETREF(fields->simple_types, planes);
+    Py_XSETREF(fields->rules, rules);
     Py_DECREF(exact);
     d->initialized = 1;
     return 0;
@@ -174,41 +176,44 @@ error:
  *  ("simple_types", (<ref>, ...)),
  *  ("representation_rules", (<rule structure>, ...))) */
 PyObject *
-sw_compound_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
+sw_compound_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *supertype = NULL, *planes = NULL, *rules = NULL;
+    PyObject *sup = sw_descriptor_supertype(d);   /* borrowed */
     Py_ssize_t i, n;
 
-    supertype = d->supertype ? sw_structure_ref((sw_descriptor *)d->supertype)
-                             : PyUnicode_FromString("none");
+    supertype = sup ? sw_structure_ref(st, (sw_descriptor *)sup)
+                    : Py_NewRef(st->labels[SW_LABEL_NONE]);
     if (supertype == NULL) {
         goto error;
     }
-    n = PyTuple_GET_SIZE(d->simple_types);
+    n = PyTuple_GET_SIZE(d->compound->simple_types);
     planes = PyTuple_New(n);
     if (planes == NULL) {
         goto error;
     }
     for (i = 0; i < n; i++) {
-        PyObject *ref = sw_structure_ref(
-            (sw_descriptor *)PyTuple_GET_ITEM(d->simple_types, i));
+        PyObject *ref = sw_structure_ref(st,
+            (sw_descriptor *)PyTuple_GET_ITEM(d->compound->simple_types, i));
         if (ref == NULL) {
             goto error;
         }
         PyTuple_SET_ITEM(planes, i, ref);
     }
-    n = PyTuple_GET_SIZE(d->rules);
+    n = PyTuple_GET_SIZE(d->compound->rules);
     rules = PyTuple_New(n);
     if (rules == NULL) {
         goto error;
     }
     for (i = 0; i < n; i++) {
-        sw_rule *rule = (sw_rule *)PyTuple_GET_ITEM(d->rules, i);
+        sw_rule *rule = (sw_rule *)PyTuple_GET_ITEM(d->compound->rules, i);
         PyTuple_SET_ITEM(rules, i, Py_NewRef(rule->structure));
     }
-    return Py_BuildValue("(s(sN)(sN)(sN))", "CompoundDType",
-                         "supertype", supertype, "simple_types", planes,
-                         "representation_rules", rules);
+    return Py_BuildValue("(O(ON)(ON)(ON))",
+                         st->labels[SW_LABEL_COMPOUND_DTYPE],
+                         st->labels[SW_LABEL_SUPERTYPE], supertype,
+                         st->labels[SW_LABEL_SIMPLE_TYPES], planes,
+                         st->labels[SW_LABEL_REPRESENTATION_RULES], rules);
 
 error:
     Py_XDECREF(supertype);
@@ -225,7 +230,7 @@ sw_compound_get_simple_types(PyObject *self, void *Py_UNUSED(closure))
     if (sw_descriptor_check_usable(d) < 0) {
         return NULL;
     }
-    return Py_NewRef(d->simple_types);
+    return Py_NewRef(d->compound->simple_types);
 }
 
 static PyObject *
@@ -236,7 +241,7 @@ sw_compound_get_num_carriers(PyObject *self, void *Py_UNUSED(closure))
     if (sw_descriptor_check_usable(d) < 0) {
         return NULL;
     }
-    return PyLong_FromSsize_t(PyTuple_GET_SIZE(d->simple_types));
+    return PyLong_FromSsize_t(PyTuple_GET_SIZE(d->compound->simple_types));
 }
 
 static PyObject *
@@ -247,7 +252,7 @@ sw_compound_get_rules(PyObject *self, void *Py_UNUSED(closure))
     if (sw_descriptor_check_usable(d) < 0) {
         return NULL;
     }
-    return Py_NewRef(d->rules);
+    return Py_NewRef(d->compound->rules);
 }
 
 

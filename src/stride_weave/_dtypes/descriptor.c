@@ -238,6 +238,34 @@ sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
  * supertypes() chain.  Also refuses an already registered name early, so
  * user code after super().__init__ does not run for a doomed descriptor
  * (the registration itself checks again, atomically). */
+/* (supertype, *supertype.supertypes()): the supertypes() of every member
+ * of a registered category, built once per category and shared (new ref). */
+static PyObject *
+sw_descriptor_chain(sw_state *st, PyObject *supertype)
+{
+    PyObject *chain, *head, *found;
+
+    found = PyDict_GetItemWithError(st->chains, supertype);   /* borrowed */
+    if (found != NULL || PyErr_Occurred()) {
+        return Py_XNewRef(found);
+    }
+    /* The supertype is finished: its own chain is already recorded. */
+    head = PyTuple_Pack(1, supertype);
+    if (head == NULL) {
+        return NULL;
+    }
+    chain = PySequence_Concat(head, ((sw_descriptor *)supertype)->supertypes);
+    Py_DECREF(head);
+    if (chain == NULL) {
+        return NULL;
+    }
+    /* Keys are registered categories (identity hash): the table is bounded
+     * by the number of categories. */
+    found = PyDict_SetDefault(st->chains, supertype, chain);   /* borrowed */
+    Py_DECREF(chain);
+    return Py_XNewRef(found);
+}
+
 int
 sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
                          PyObject *supertype)
@@ -260,20 +288,12 @@ sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
         chain = PyTuple_New(0);
     }
     else {
-        /* The supertype is finished: its own chain is already recorded. */
-        PyObject *head = PyTuple_Pack(1, supertype);
-        if (head == NULL) {
-            return -1;
-        }
-        chain = PySequence_Concat(head,
-                                  ((sw_descriptor *)supertype)->supertypes);
-        Py_DECREF(head);
+        chain = sw_descriptor_chain(st, supertype);
     }
     if (chain == NULL) {
         return -1;
     }
     Py_XSETREF(d->name, Py_NewRef(name));
-    Py_XSETREF(d->supertype, Py_XNewRef(supertype));
     Py_XSETREF(d->supertypes, chain);
     return 0;
 }
@@ -285,6 +305,7 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
 {
     PyObject *contract = NULL, *ext = NULL, *encoded = NULL;
     PyObject *field = NULL, *structure = NULL, *existing = NULL;
+    PyObject *shared;   /* borrowed: an equal registered structure */
     Py_ssize_t i, n;
     int status;
 
@@ -303,7 +324,8 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
         contract = sw_simple_contract(st, d);
         break;
     case SW_KIND_COMPOUND:
-        contract = d->element ? sw_block_scaled_contract(st, d)
+        contract = sw_descriptor_is_block_scaled(d)
+                   ? sw_block_scaled_contract(st, d)
                               : sw_compound_contract(st, d);
         break;
     default:
@@ -322,7 +344,7 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
     if (encoded == NULL) {
         goto error;
     }
-    field = sw_structure_field("extension", encoded);
+    field = sw_structure_field(st, SW_LABEL_EXTENSION, encoded);
     if (field == NULL) {
         goto error;
     }
@@ -335,12 +357,24 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
         PyTuple_SET_ITEM(structure, i, Py_NewRef(PyTuple_GET_ITEM(contract, i)));
     }
     PyTuple_SET_ITEM(structure, n, Py_NewRef(field));
-    Py_XSETREF(d->structure, structure);
+    /* Equal structures are stored once (every SimpleDType(bits=8,
+     * supertype=Floating) has the same one).  Only looked up here; the
+     * table learns a structure after it is registered, so failed
+     * constructions never grow it. */
+    shared = PyDict_GetItemWithError(st->structures, structure);  /* borrowed */
+    if (shared == NULL && PyErr_Occurred()) {
+        goto error;
+    }
+    Py_XSETREF(d->structure, shared ? Py_NewRef(shared) : structure);
+    if (shared != NULL) {
+        Py_DECREF(structure);
+    }
     structure = NULL;
 
     /* Block-scaled dtypes are unique by structure too. */
     status = sw_registry_publish(&st->registry, d,
-                                 d->element ? d->structure : NULL, &existing);
+                                 sw_descriptor_is_block_scaled(d)
+                                     ? d->structure : NULL, &existing);
     if (status < 0) {
         goto error;
     }
@@ -361,6 +395,11 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
                      ((sw_descriptor *)existing)->name);
         Py_DECREF(existing);
         goto error;
+    }
+    if (shared == NULL
+        && PyDict_SetDefault(st->structures, d->structure, d->structure) == NULL) {
+        /* Registered already: sharing is only an optimization. */
+        PyErr_Clear();
     }
     Py_DECREF(contract);
     Py_DECREF(ext);
@@ -397,14 +436,15 @@ sw_base_traverse(PyObject *self, visitproc visit, void *arg)
 
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(d->name);
-    Py_VISIT(d->supertype);
     Py_VISIT(d->supertypes);
     Py_VISIT(d->bits);
-    Py_VISIT(d->simple_types);
-    Py_VISIT(d->rules);
-    Py_VISIT(d->element);
-    Py_VISIT(d->levels);
-    Py_VISIT(d->bits_per_element);
+    if (d->compound != NULL) {
+        Py_VISIT(d->compound->simple_types);
+        Py_VISIT(d->compound->rules);
+        Py_VISIT(d->compound->element);
+        Py_VISIT(d->compound->levels);
+        Py_VISIT(d->compound->bits_per_element);
+    }
     Py_VISIT(d->structure);
     Py_VISIT(d->attrs);
     return 0;
@@ -416,14 +456,16 @@ sw_base_clear(PyObject *self)
     sw_descriptor *d = (sw_descriptor *)self;
 
     Py_CLEAR(d->name);
-    Py_CLEAR(d->supertype);
     Py_CLEAR(d->supertypes);
     Py_CLEAR(d->bits);
-    Py_CLEAR(d->simple_types);
-    Py_CLEAR(d->rules);
-    Py_CLEAR(d->element);
-    Py_CLEAR(d->levels);
-    Py_CLEAR(d->bits_per_element);
+    if (d->compound != NULL) {
+        sw_compound_fields *c = d->compound;
+        Py_CLEAR(c->simple_types);
+        Py_CLEAR(c->rules);
+        Py_CLEAR(c->element);
+        Py_CLEAR(c->levels);
+        Py_CLEAR(c->bits_per_element);
+    }
     Py_CLEAR(d->structure);
     Py_CLEAR(d->attrs);
     return 0;
@@ -440,8 +482,24 @@ sw_base_dealloc(PyObject *self)
         PyObject_ClearWeakRefs(self);
     }
     (void)sw_base_clear(self);
+    PyMem_Free(d->compound);
+    d->compound = NULL;
     tp->tp_free(self);
     Py_DECREF(tp);
+}
+
+/* The compound fields of `d`, allocated (zeroed) on first use: by the
+ * compound or block-scaled __init__, which runs once per descriptor. */
+sw_compound_fields *
+sw_descriptor_compound_fields(sw_descriptor *d)
+{
+    if (d->compound == NULL) {
+        d->compound = PyMem_Calloc(1, sizeof(sw_compound_fields));
+        if (d->compound == NULL) {
+            PyErr_NoMemory();
+        }
+    }
+    return d->compound;
 }
 
 /* Sealed descriptors refuse every assignment and deletion.  While the
@@ -513,11 +571,13 @@ static PyObject *
 sw_get_supertype(PyObject *self, void *Py_UNUSED(closure))
 {
     sw_descriptor *d = (sw_descriptor *)self;
+    PyObject *supertype;   /* borrowed */
 
     if (sw_descriptor_check_usable(d) < 0) {
         return NULL;
     }
-    return Py_NewRef(d->supertype ? d->supertype : Py_None);
+    supertype = sw_descriptor_supertype(d);
+    return Py_NewRef(supertype ? supertype : Py_None);
 }
 
 static PyObject *
@@ -541,7 +601,11 @@ sw_is_subtype_of(PyObject *self, PyObject *other)
     if (sw_state_check(st) < 0) {
         return NULL;
     }
-    if (!PyObject_TypeCheck(other, st->base_type)) {
+    /* Fast path first: every descriptor's class is made by the metaclass,
+     * so a class of the same metaclass means a descriptor of this graph
+     * (no walk of other's MRO on the dispatch path). */
+    if (Py_TYPE(Py_TYPE(other)) != Py_TYPE(Py_TYPE(self))
+        && !PyObject_TypeCheck(other, st->base_type)) {
         PyErr_Format(PyExc_TypeError,
                      "is_subtype_of: other must be a DType, got %s",
                      Py_TYPE(other)->tp_name);
@@ -847,6 +911,38 @@ sw_dtype_fill_namespace(sw_state *st, PyObject *ns)
         }
         Py_DECREF(descr);
     }
+    return 0;
+}
+
+/* Give `cls` its own descriptors of the model-owned instance methods.
+ * CPython's specialized calls of a C method (3.11+) require the method's
+ * defining class to be exactly the receiver's type; with one shared
+ * descriptor on the C layout every call would take the generic path.
+ * Only owned names are bound here, so no user override is ever shadowed
+ * (structure_extension, which users override, is left alone). */
+int
+sw_descriptor_bind_methods(PyTypeObject *cls)
+{
+    PyMethodDef *m;
+
+    for (m = sw_base_methods; m->ml_name != NULL; m++) {
+        PyObject *descr;
+        int status;
+
+        if ((m->ml_flags & METH_CLASS) || m->ml_meth == sw_structure_extension) {
+            continue;
+        }
+        descr = PyDescr_NewMethod(cls, m);
+        if (descr == NULL) {
+            return -1;
+        }
+        status = PyDict_SetItemString(cls->tp_dict, m->ml_name, descr);
+        Py_DECREF(descr);
+        if (status < 0) {
+            return -1;
+        }
+    }
+    PyType_Modified(cls);
     return 0;
 }
 

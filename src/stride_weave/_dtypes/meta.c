@@ -361,6 +361,9 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
                                   name, bases, ns, rest);
     }
     Py_XDECREF(rest);
+    if (cls != NULL && sw_descriptor_bind_methods((PyTypeObject *)cls) < 0) {
+        Py_CLEAR(cls);
+    }
     if (cls != NULL) {
         ((sw_type *)cls)->kind = kind;
         ((sw_type *)cls)->abstract = abstract;

@@ -311,10 +311,16 @@ sw_build_graph(PyObject *module, sw_state *st)
     st->empty_tuple = PyTuple_New(0);
     st->str_structure_extension = PyUnicode_InternFromString("structure_extension");
     st->str_module = PyUnicode_InternFromString("__module__");
+    st->structures = PyDict_New();
+    st->chains = PyDict_New();
+    st->refs = PyDict_New();
+    if (st->structures == NULL || st->chains == NULL || st->refs == NULL) {
+        return -1;
+    }
     st->owned_names = sw_frozenset_of(sw_owned_member_names);
     st->rule_owned_names = sw_frozenset_of(sw_rule_owned_member_names);
     if (st->empty_tuple == NULL || st->str_structure_extension == NULL
-        || st->str_module == NULL
+        || st->str_module == NULL || sw_structure_labels_init(st) < 0
         || st->owned_names == NULL || st->rule_owned_names == NULL) {
         return -1;
     }
@@ -509,6 +515,9 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->block_scaled_init_type);
     Py_VISIT(st->level_extent_type);
     Py_VISIT(st->level_extent_cache);
+    Py_VISIT(st->structures);
+    Py_VISIT(st->chains);
+    Py_VISIT(st->refs);
     Py_VISIT(st->category_init_type);
     Py_VISIT(st->simple_init_type);
     Py_VISIT(st->compound_init_type);
@@ -525,6 +534,12 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->empty_tuple);
     Py_VISIT(st->str_structure_extension);
     Py_VISIT(st->str_module);
+    {
+        int err = sw_structure_labels_traverse(st, visit, arg);
+        if (err) {
+            return err;
+        }
+    }
     return sw_registry_traverse(&st->registry, visit, arg);
 }
 
@@ -544,6 +559,9 @@ sw_clear(PyObject *module)
     Py_CLEAR(st->block_scaled_type);
     Py_CLEAR(st->block_scaled_init_type);
     Py_CLEAR(st->level_extent_cache);
+    Py_CLEAR(st->structures);
+    Py_CLEAR(st->chains);
+    Py_CLEAR(st->refs);
     Py_CLEAR(st->level_extent_type);
     Py_CLEAR(st->category_init_type);
     Py_CLEAR(st->simple_init_type);
@@ -553,6 +571,7 @@ sw_clear(PyObject *module)
     Py_CLEAR(st->reconstruct);
     Py_CLEAR(st->owned_names);
     Py_CLEAR(st->rule_owned_names);
+    sw_structure_labels_clear(st);
     Py_CLEAR(st->empty_tuple);
     Py_CLEAR(st->str_structure_extension);
     Py_CLEAR(st->str_module);

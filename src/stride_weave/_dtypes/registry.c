@@ -123,11 +123,21 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
     if (sw_registry_check_alive(r) < 0) {
         return NULL;
     }
+#ifdef Py_GIL_DISABLED
     sw_registry_lock(r);
     /* Exact str key: hashing and comparing run no Python code. */
     found = PyDict_GetItemWithError(r->by_name, name);
     Py_XINCREF(found);
     sw_registry_unlock(r);
+#else
+    /* With a GIL no lock is needed to read: the writer changes the dict
+     * and seals the descriptor without releasing the GIL in between (no
+     * Python code, no garbage collection inside its critical section), so
+     * a reader sees a name either absent or bound to a sealed descriptor.
+     * This keeps from_name() at the cost of a dict lookup. */
+    found = PyDict_GetItemWithError(r->by_name, name);
+    Py_XINCREF(found);
+#endif
     return found;
 }
 
@@ -322,11 +332,17 @@ sw_registry_snapshot(sw_registry *r, PyTypeObject *cls)
         cls = NULL;   /* the C base: everything is an instance of it */
     }
 
+    /* The cached snapshot, read without the lock when a GIL orders us
+     * against the writer (see sw_registry_lookup). */
+#ifdef Py_GIL_DISABLED
     sw_registry_lock(r);
+#endif
     result = t ? (t->snapshot_version == r->version ? t->snapshot : NULL)
                : r->snapshot;
     Py_XINCREF(result);
+#ifdef Py_GIL_DISABLED
     sw_registry_unlock(r);
+#endif
     if (result != NULL) {
         return result;
     }

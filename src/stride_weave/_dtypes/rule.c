@@ -59,8 +59,10 @@ sw_rule_record_structure(sw_state *st, sw_rule *rule)
         goto done;
     }
     Py_XSETREF(rule->structure,
-               Py_BuildValue("(sO(sO))", "RepresentationRule", identity,
-                             "extension", encoded));
+               Py_BuildValue("(OO(OO))",
+                             st->labels[SW_LABEL_REPRESENTATION_RULE],
+                             identity, st->labels[SW_LABEL_EXTENSION],
+                             encoded));
     status = rule->structure ? 0 : -1;
 done:
     Py_XDECREF(module);

@@ -88,7 +88,7 @@ error:
 
 /* ("SimpleDType", ("bits", "int:<n>"), ("supertype", <ref>)) */
 PyObject *
-sw_simple_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
+sw_simple_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *bits, *ref, *result;
 
@@ -96,13 +96,14 @@ sw_simple_contract(sw_state *Py_UNUSED(st), sw_descriptor *d)
     if (bits == NULL) {
         return NULL;
     }
-    ref = sw_structure_ref((sw_descriptor *)d->supertype);
+    ref = sw_structure_ref(st, (sw_descriptor *)sw_descriptor_supertype(d));
     if (ref == NULL) {
         Py_DECREF(bits);
         return NULL;
     }
-    result = Py_BuildValue("(s(sN)(sN))", "SimpleDType", "bits", bits,
-                           "supertype", ref);
+    result = Py_BuildValue("(O(ON)(ON))", st->labels[SW_LABEL_SIMPLE_DTYPE],
+                           st->labels[SW_LABEL_BITS], bits,
+                           st->labels[SW_LABEL_SUPERTYPE], ref);
     return result;
 }
 

@@ -99,10 +99,10 @@ sw_encode_value(sw_state *st, PyObject *value, PyObject *owner)
         return sw_encode_float(value);
     }
     if (value == Py_None) {
-        return PyUnicode_FromString("none");
+        return Py_NewRef(st->labels[SW_LABEL_NONE]);
     }
     if (value == st->whole) {
-        return PyUnicode_FromString("whole");
+        return Py_NewRef(st->labels[SW_LABEL_WHOLE]);
     }
     if (tp == &PyTuple_Type) {
         return sw_encode_tuple(st, value, owner);
@@ -132,34 +132,105 @@ sw_structure_encode_extension(sw_state *st, PyObject *ext, PyObject *owner)
 
 /* ---- building blocks ----------------------------------------------------- */
 
-/* ("<label>", value): steals nothing, returns a new ref. */
-PyObject *
-sw_structure_field(const char *label, PyObject *value)
-{
-    PyObject *key = PyUnicode_FromString(label);
-    PyObject *result;
+static const char *const sw_label_text[SW_LABEL_COUNT] = {
+    [SW_LABEL_REF] = "ref",
+    [SW_LABEL_NONE] = "none",
+    [SW_LABEL_WHOLE] = "whole",
+    [SW_LABEL_EXTENSION] = "extension",
+    [SW_LABEL_SUPERTYPE] = "supertype",
+    [SW_LABEL_BITS] = "bits",
+    [SW_LABEL_SIMPLE_TYPES] = "simple_types",
+    [SW_LABEL_REPRESENTATION_RULES] = "representation_rules",
+    [SW_LABEL_ELEMENT] = "element",
+    [SW_LABEL_LEVELS] = "levels",
+    [SW_LABEL_LEVEL] = "Level",
+    [SW_LABEL_SCALE] = "scale",
+    [SW_LABEL_BLOCK] = "block",
+    [SW_LABEL_DTYPE_CATEGORY] = "DTypeCategory",
+    [SW_LABEL_SIMPLE_DTYPE] = "SimpleDType",
+    [SW_LABEL_COMPOUND_DTYPE] = "CompoundDType",
+    [SW_LABEL_BLOCK_SCALED_DTYPE] = "BlockScaledDType",
+    [SW_LABEL_REPRESENTATION_RULE] = "RepresentationRule",
+};
 
-    if (key == NULL) {
-        return NULL;
+int
+sw_structure_labels_init(sw_state *st)
+{
+    int i;
+
+    for (i = 0; i < SW_LABEL_COUNT; i++) {
+        st->labels[i] = PyUnicode_InternFromString(sw_label_text[i]);
+        if (st->labels[i] == NULL) {
+            return -1;
+        }
     }
-    result = PyTuple_Pack(2, key, value);
-    Py_DECREF(key);
-    return result;
+    st->empty_extension = PyTuple_Pack(2, st->labels[SW_LABEL_EXTENSION],
+                                       st->empty_tuple);
+    return st->empty_extension ? 0 : -1;
 }
 
-/* ("ref", "str:<name>", <structure>) for a finished descriptor. */
-PyObject *
-sw_structure_ref(sw_descriptor *d)
+int
+sw_structure_labels_traverse(sw_state *st, visitproc visit, void *arg)
 {
-    PyObject *name, *result;
+    int i;
+
+    for (i = 0; i < SW_LABEL_COUNT; i++) {
+        Py_VISIT(st->labels[i]);
+    }
+    Py_VISIT(st->empty_extension);
+    return 0;
+}
+
+void
+sw_structure_labels_clear(sw_state *st)
+{
+    int i;
+
+    for (i = 0; i < SW_LABEL_COUNT; i++) {
+        Py_CLEAR(st->labels[i]);
+    }
+    Py_CLEAR(st->empty_extension);
+}
+
+/* (<label>, value): steals nothing, returns a new ref. */
+PyObject *
+sw_structure_field(sw_state *st, sw_label label, PyObject *value)
+{
+    if (label == SW_LABEL_EXTENSION && value == st->empty_tuple) {
+        return Py_NewRef(st->empty_extension);
+    }
+    return PyTuple_Pack(2, st->labels[label], value);
+}
+
+/* ("ref", "str:<name>", <structure>) for a registered descriptor (new
+ * ref).  Built once per referenced descriptor and shared by every
+ * structure that refers to it: no copies in memory, and a pickle that
+ * refers to one descriptor twice (NVFP4's planes all sit under Floating)
+ * memoizes the second reference. */
+PyObject *
+sw_structure_ref(sw_state *st, sw_descriptor *d)
+{
+    PyObject *name, *ref, *found;
 
     assert(d->structure != NULL);
+    found = PyDict_GetItemWithError(st->refs, (PyObject *)d);   /* borrowed */
+    if (found != NULL || PyErr_Occurred()) {
+        return Py_XNewRef(found);
+    }
     name = PyUnicode_FromFormat("str:%U", d->name);
     if (name == NULL) {
         return NULL;
     }
-    result = Py_BuildValue("(sNO)", "ref", name, d->structure);
-    return result;
+    ref = PyTuple_Pack(3, st->labels[SW_LABEL_REF], name, d->structure);
+    Py_DECREF(name);
+    if (ref == NULL) {
+        return NULL;
+    }
+    /* Keys are registered descriptors (identity hash), so the table is
+     * bounded by the registry. */
+    found = PyDict_SetDefault(st->refs, (PyObject *)d, ref);   /* borrowed */
+    Py_DECREF(ref);
+    return Py_XNewRef(found);
 }
 
 /* ---- describing and comparing ---------------------------------------------- */
@@ -389,6 +460,47 @@ done:
     return status;
 }
 
+/* Equal exact str objects, compared by their code points. */
+static int
+sw_str_equal(PyObject *a, PyObject *b)
+{
+    Py_ssize_t len = PyUnicode_GET_LENGTH(a);
+
+    return len == PyUnicode_GET_LENGTH(b)
+        && PyUnicode_KIND(a) == PyUnicode_KIND(b)
+        && memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b),
+                  (size_t)len * PyUnicode_KIND(a)) == 0;
+}
+
+/* The fast check behind unpickling: 1 when `theirs` equals `ours`
+ * exactly, 0 when it differs or is deeper than `depth` allows (the caller
+ * then walks it again to name the difference).  Only exact tuple and
+ * exact str match, so no payload code runs; recursion follows `ours`. */
+static int
+sw_structure_equal(PyObject *ours, PyObject *theirs, int depth)
+{
+    Py_ssize_t i, n;
+
+    if (ours == theirs) {
+        return 1;
+    }
+    if (PyUnicode_CheckExact(ours)) {
+        return PyUnicode_CheckExact(theirs) && sw_str_equal(ours, theirs);
+    }
+    n = PyTuple_GET_SIZE(ours);
+    if (depth == 0 || !PyTuple_CheckExact(theirs)
+        || PyTuple_GET_SIZE(theirs) != n) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        if (!sw_structure_equal(PyTuple_GET_ITEM(ours, i),
+                                PyTuple_GET_ITEM(theirs, i), depth - 1)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Compare a registered structure with an untrusted one.  Returns None when
  * they are identical, a str describing the first difference otherwise, or
  * NULL with an exception set. */
@@ -399,6 +511,11 @@ sw_structure_diff(PyObject *ours, PyObject *theirs)
     PyObject *message = NULL;
     int status;
 
+    /* Deep enough for every structure of the model; a deeper extension is
+     * compared by the walk below. */
+    if (sw_structure_equal(ours, theirs, 64)) {
+        Py_RETURN_NONE;
+    }
     path.depth = 0;
     status = sw_diff_walk(ours, theirs, &path, &message);
     if (status < 0) {

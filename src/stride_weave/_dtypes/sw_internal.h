@@ -40,6 +40,33 @@ typedef enum {
     SW_REJECTED,        /* construction failed; never registered */
 } sw_build_state;
 
+/* ---- structure labels (structure.c) ------------------------------------- */
+
+/* The untagged strings of the structure format.  Each is created once per
+ * graph, so every structure shares them: less memory per descriptor, and
+ * pickles that memoize them instead of repeating them. */
+typedef enum {
+    SW_LABEL_REF = 0,
+    SW_LABEL_NONE,
+    SW_LABEL_WHOLE,
+    SW_LABEL_EXTENSION,
+    SW_LABEL_SUPERTYPE,
+    SW_LABEL_BITS,
+    SW_LABEL_SIMPLE_TYPES,
+    SW_LABEL_REPRESENTATION_RULES,
+    SW_LABEL_ELEMENT,
+    SW_LABEL_LEVELS,
+    SW_LABEL_LEVEL,
+    SW_LABEL_SCALE,
+    SW_LABEL_BLOCK,
+    SW_LABEL_DTYPE_CATEGORY,
+    SW_LABEL_SIMPLE_DTYPE,
+    SW_LABEL_COMPOUND_DTYPE,
+    SW_LABEL_BLOCK_SCALED_DTYPE,
+    SW_LABEL_REPRESENTATION_RULE,
+    SW_LABEL_COUNT
+} sw_label;
+
 /* ---- the registry (registry.c) ------------------------------------------ */
 
 typedef struct {
@@ -85,6 +112,13 @@ typedef struct {
     PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
     PyObject *owned_names;          /* frozenset: model-owned descriptor members */
     PyObject *level_extent_cache;   /* dict: (level, extent) -> shared rule */
+    PyObject *structures;   /* dict: registered structure -> itself, so equal
+                               structures are stored once */
+    PyObject *chains;       /* dict: category -> (category, *its supertypes),
+                               the supertypes() shared by its members */
+    PyObject *refs;         /* dict: descriptor -> its structure reference */
+    PyObject *labels[SW_LABEL_COUNT];   /* interned structure labels */
+    PyObject *empty_extension;  /* ("extension", ()): the common field */
     PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
     PyObject *empty_tuple;
     PyObject *str_structure_extension;
@@ -111,24 +145,46 @@ typedef struct {
 
 /* ---- the descriptor instance layout (descriptor.c) --------------------- */
 
+/* What only compound dtypes have, allocated by the compound (or
+ * block-scaled) __init__; simple dtypes and categories do not pay for it. */
 typedef struct {
-    PyObject_HEAD
-    PyObject *name;         /* exact str, set by the kind's __init__ */
-    PyObject *supertype;    /* DTypeCategory or NULL */
-    PyObject *supertypes;   /* tuple, nearest first */
-    PyObject *bits;         /* exact int (simple dtypes) */
-    PyObject *simple_types; /* tuple (compound dtypes) */
-    PyObject *rules;        /* tuple (compound dtypes) */
+    PyObject *simple_types; /* tuple of SimpleDType: the planes */
+    PyObject *rules;        /* tuple of RepresentationRule */
     PyObject *element;      /* SimpleDType (block-scaled dtypes), else NULL */
     PyObject *levels;       /* tuple of Level (block-scaled dtypes) */
     PyObject *bits_per_element; /* float or SymbolicBits (block-scaled) */
+} sw_compound_fields;
+
+/* Kept small: the registry holds every descriptor for the life of the
+ * process (issue 5 counts bytes per registered descriptor). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *name;         /* exact str, set by the kind's __init__ */
+    PyObject *supertypes;   /* tuple, nearest first; [0] is the supertype */
+    PyObject *bits;         /* exact int (simple dtypes) */
+    sw_compound_fields *compound;   /* owned (PyMem), compound dtypes only */
     PyObject *structure;    /* tuple, recorded at finalization */
     PyObject *attrs;        /* user attributes of a subclass (attrs.c) */
     PyObject *weakreflist;
-    sw_kind kind;
-    int initialized;        /* the kind's __init__ ran */
-    int build_state;        /* sw_build_state */
+    unsigned char kind;         /* sw_kind */
+    unsigned char initialized;  /* the kind's __init__ ran */
+    unsigned char build_state;  /* sw_build_state */
 } sw_descriptor;
+
+/* The immediately enclosing category (borrowed), or NULL. */
+static inline PyObject *
+sw_descriptor_supertype(sw_descriptor *d)
+{
+    return d->supertypes != NULL && PyTuple_GET_SIZE(d->supertypes) > 0
+        ? PyTuple_GET_ITEM(d->supertypes, 0) : NULL;
+}
+
+/* 1 for a finished-or-building block-scaled dtype whose base ran. */
+static inline int
+sw_descriptor_is_block_scaled(sw_descriptor *d)
+{
+    return d->compound != NULL && d->compound->element != NULL;
+}
 
 /* ---- the rule instance layout (rule.c) ---------------------------------- */
 
@@ -195,6 +251,8 @@ int sw_check_reference(sw_state *st, PyObject *ref, const char *argname,
 int sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
                        const char *funcname);
 PyObject *sw_descriptor_repr(PyObject *self);
+int sw_descriptor_bind_methods(PyTypeObject *cls);
+sw_compound_fields *sw_descriptor_compound_fields(sw_descriptor *d);
 
 /* attrs.c */
 PyObject *sw_attrs_prepare_namespace(PyObject *ns, int *own_attrs);
@@ -255,9 +313,12 @@ PyObject *sw_registry_snapshot(sw_registry *r, PyTypeObject *cls);
 /* structure.c */
 PyObject *sw_structure_encode_extension(sw_state *st, PyObject *ext,
                                         PyObject *owner);
-PyObject *sw_structure_ref(sw_descriptor *d);
+int sw_structure_labels_init(sw_state *st);
+int sw_structure_labels_traverse(sw_state *st, visitproc visit, void *arg);
+void sw_structure_labels_clear(sw_state *st);
+PyObject *sw_structure_ref(sw_state *st, sw_descriptor *d);
 PyObject *sw_structure_encode_int(PyObject *value);
-PyObject *sw_structure_field(const char *label, PyObject *value);
+PyObject *sw_structure_field(sw_state *st, sw_label label, PyObject *value);
 PyObject *sw_structure_describe_leaf(PyObject *leaf);
 PyObject *sw_structure_diff(PyObject *ours, PyObject *theirs);
 
