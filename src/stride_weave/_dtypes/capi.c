@@ -36,7 +36,7 @@ sw_capi_kind_of(sw_descriptor *d)
 {
     sw_state *st = ((sw_type *)Py_TYPE(d))->state;
 
-    if (d->element != NULL
+    if (sw_descriptor_is_block_scaled(d)
         || (st != NULL && st->block_scaled_type != NULL
             && PyObject_TypeCheck((PyObject *)d, st->block_scaled_type))) {
         return SW_DTYPE_KIND_BLOCK_SCALED;
@@ -65,8 +65,8 @@ sw_capi_kind(PyObject *op)
     if (d->build_state != SW_FINISHED) {
         return SW_DTYPE_KIND_NONE;   /* under construction or rejected */
     }
-    if (d->element != NULL) {
-        return SW_DTYPE_KIND_BLOCK_SCALED;   /* set only on block-scaled */
+    if (sw_descriptor_is_block_scaled(d)) {
+        return SW_DTYPE_KIND_BLOCK_SCALED;
     }
     return sw_capi_kind_of(d);
 }
@@ -244,11 +244,13 @@ sw_capi_supertype(PyObject *op)
 {
     sw_descriptor *d = sw_capi_arg(op, SW_ANY_KIND, "SW_DType_Supertype",
                                    "a registered descriptor");
+    PyObject *supertype;
 
     if (d == NULL) {
         return NULL;
     }
-    return Py_NewRef(d->supertype ? d->supertype : Py_None);
+    supertype = sw_descriptor_supertype(d);   /* borrowed */
+    return Py_NewRef(supertype ? supertype : Py_None);
 }
 
 static int
@@ -280,7 +282,7 @@ sw_capi_num_planes(PyObject *op)
     sw_descriptor *d = sw_capi_arg(op, SW_COMPOUND_KINDS, "SW_DType_NumPlanes",
                                    "a registered CompoundDType");
 
-    return d ? PyTuple_GET_SIZE(d->simple_types) : -1;
+    return d ? PyTuple_GET_SIZE(d->compound->simple_types) : -1;
 }
 
 static PyObject *
@@ -293,7 +295,8 @@ sw_capi_plane(PyObject *op, Py_ssize_t i)
     if (d == NULL) {
         return NULL;
     }
-    plane = sw_capi_item(d->simple_types, i, d, "SW_DType_Plane", "plane");
+    plane = sw_capi_item(d->compound->simple_types, i, d, "SW_DType_Plane",
+                         "plane");
     return Py_XNewRef(plane);
 }
 
@@ -303,7 +306,7 @@ sw_capi_element(PyObject *op)
     sw_descriptor *d = sw_capi_arg(op, SW_BLOCK_SCALED_KIND, "SW_DType_Element",
                                    "a registered BlockScaledDType");
 
-    return d ? Py_NewRef(d->element) : NULL;
+    return d ? Py_NewRef(d->compound->element) : NULL;
 }
 
 static Py_ssize_t
@@ -313,7 +316,7 @@ sw_capi_num_levels(PyObject *op)
                                    "SW_DType_NumLevels",
                                    "a registered BlockScaledDType");
 
-    return d ? PyTuple_GET_SIZE(d->levels) : -1;
+    return d ? PyTuple_GET_SIZE(d->compound->levels) : -1;
 }
 
 /* Level i of a block-scaled dtype (borrowed), or NULL with an exception. */
@@ -327,7 +330,7 @@ sw_capi_level(PyObject *op, Py_ssize_t i, const char *func, sw_descriptor **dp)
         return NULL;
     }
     *dp = d;
-    return (sw_level *)sw_capi_item(d->levels, i, d, func, "level");
+    return (sw_level *)sw_capi_item(d->compound->levels, i, d, func, "level");
 }
 
 static PyObject *
