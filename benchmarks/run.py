@@ -55,8 +55,8 @@ ROOT = os.path.dirname(HERE)
 DOCS = os.path.join(ROOT, "docs", "performance.md")
 
 BLOCK_SCALED_NOTE = (
-    "Block-scaled NVFP4 does not exist yet: its rows measure a stand-in, a "
-    "user CompoundDType subclass with two planes (E2M1 data, E4M3 scales)."
+    "The block-scaled rows use the built-in NVFP4 (an E2M1 element plane, "
+    "E4M3 scales per 16 elements and one Float32 scale per tensor)."
 )
 
 
@@ -209,18 +209,6 @@ _ENUM_SUPERTYPES, _ENUM_SUBTYPE_OF, _ENUM_STRUCTURE = _enum_tables()
 
 
 # ---------------------------------------------------------------------------
-# the block-scaled stand-in
-# ---------------------------------------------------------------------------
-
-class TwoPlaneStandIn(CompoundDType, abstract=False):
-    """Stand-in for NVFP4 until BlockScaledDType exists: two planes."""
-
-    def __init__(self, name, data, scales):
-        super().__init__(name, supertype=DType.Floating,
-                         simple_types=(data, scales))
-
-
-# ---------------------------------------------------------------------------
 # the benchmark list
 # ---------------------------------------------------------------------------
 
@@ -245,14 +233,14 @@ def build_benches():
     builtins_ = D.registered()
     names = [d.name for d in builtins_]
 
-    standin = TwoPlaneStandIn("NVFP4StandIn", D.E2M1, D.E4M3)
+    nvfp4 = D.NVFP4
     dumps, loads, deepcopy = pickle.dumps, pickle.loads, copy.deepcopy
 
     class Plain:
         x = 1
 
     ns = dict(
-        D=D, S=S, f=f, i8=i8, fl=fl, any_=any_, nv=standin,
+        D=D, S=S, f=f, i8=i8, fl=fl, any_=any_, nv=nvfp4,
         fn=D.from_name, sfn=S.from_name, reg=D.registered, sreg=S.registered,
         k="Float32", m="NoSuchDType",
         get={n: d for n, d in zip(names, builtins_)}.get,
@@ -261,7 +249,7 @@ def build_benches():
         do={object(): 0 for _ in range(13)},
         dk={b: j for j, b in enumerate(builtins_)},
         dumps=dumps, loads=loads, deepcopy=deepcopy,
-        pint=dumps(int), pf=dumps(f), pnv=dumps(standin),
+        pint=dumps(int), pf=dumps(f), pnv=dumps(nvfp4),
         E=E, ef=ef, ei8=ei8, efl=efl, eany=eany,
         efn=E.from_name,
         pef=dumps(ef),
@@ -274,7 +262,7 @@ def build_benches():
 
     # Correctness of what is timed.
     assert ns["fn"]("Float32") is f and ns["sfn"]("Float32") is f
-    assert loads(ns["pf"]) is f and loads(ns["pnv"]) is standin
+    assert loads(ns["pf"]) is f and loads(ns["pnv"]) is nvfp4
     assert loads(ns["pef"]) is ef and deepcopy(f) is f and deepcopy(ef) is ef
     assert f.is_subtype_of(any_) and not i8.is_subtype_of(fl)
     assert ef.is_subtype_of(eany) and not ei8.is_subtype_of(efl)
@@ -353,11 +341,11 @@ def build_benches():
          "loads(pef)", "floor.loads"),
         ("roundtrip", "pickle round trip, Float32", "loads(dumps(f))",
          "loads(dumps(ef))", "floor.rt"),
-        ("dumps.block", "pickle.dumps(NVFP4 stand-in)", "dumps(nv)", None,
+        ("dumps.block", "pickle.dumps(NVFP4)", "dumps(nv)", None,
          "floor.dumps"),
-        ("loads.block", "pickle.loads(<NVFP4 stand-in pickle>)", "loads(pnv)",
+        ("loads.block", "pickle.loads(<NVFP4 pickle>)", "loads(pnv)",
          None, "floor.loads"),
-        ("roundtrip.block", "pickle round trip, NVFP4 stand-in",
+        ("roundtrip.block", "pickle round trip, NVFP4",
          "loads(dumps(nv))", None, "floor.rt"),
         ("deepcopy", "copy.deepcopy(Float32)", "deepcopy(f)", "deepcopy(ef)",
          "floor.deepcopy"),
@@ -375,7 +363,7 @@ def build_benches():
 
     B.extend(third_party_benches(ns))
     B.extend(c_api_benches())
-    return B, standin
+    return B
 
 
 def third_party_benches(base):
@@ -540,6 +528,7 @@ def ext_names(n, prefix="Ext"):
 
 def child_timing(size, rounds, target):
     names = ext_names(size)
+    n_all, n_simple = len(DType.registered()), len(SimpleDType.registered())
     batch = 100
     per = time_registrations(make_simple, names, batch)
     tail = per[-min(len(per), 10):]          # the last 1000 registrations
@@ -551,7 +540,7 @@ def child_timing(size, rounds, target):
     t0 = clock()
     simple = SimpleDType.registered()
     rebuild_narrowed = clock() - t0
-    assert len(everything) == size + 14 and len(simple) == size + 11
+    assert len(everything) == size + n_all and len(simple) == size + n_simple
     k = names[size // 2]
     target_d = DType.from_name(k)
     ns = dict(D=DType, S=SimpleDType, fn=DType.from_name, k=k, x=1,
@@ -774,7 +763,7 @@ def evaluate_targets(by, reg, scale, memory, quick):
               v <= 1.5))
     v = r("roundtrip.block", "roundtrip")
     T.append(("block-scaled round trip within 2x of a simple one "
-              "(NVFP4 stand-in: two-plane CompoundDType)",
+              "(NVFP4)",
               "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by["roundtrip.block"].ns),
                                           fmt_ns(by["roundtrip"].ns)),
               v <= 2.0))
@@ -925,15 +914,14 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
         L.append("- `%s`: %s (%s ns)" % (k, v, fmt_ns(by[k].ns)))
     L.append("")
     L.append("The Enum model (`EnumDType` in `benchmarks/run.py`) is what a "
-             "user might write instead: the 14 built-ins as members, a "
+             "user might write instead: the 14 built-in categories and simple "
+             "dtypes as members, a "
              "precomputed hierarchy table for `supertypes()` and "
              "`is_subtype_of`, a precomputed `structure()`, `from_name` via "
              "`_member_map_`, `registered()` as `tuple(cls)`, and pickling by "
              "name (`enum.pickle_by_enum_name`).")
     L.append("")
-    L.append(BLOCK_SCALED_NOTE + " Its structure names the `CompoundDType` "
-             "contract and its two planes, so its pickle is what any two-plane "
-             "compound of the built-ins costs.")
+    L.append(BLOCK_SCALED_NOTE)
     L.append("")
     L.append("## Operations")
     L.append("")
@@ -1069,7 +1057,7 @@ def main(argv=None):
     mode = "quick" if args.quick else "full"
     sizes = [1000] if args.quick else [1000, 10000, 100000]
 
-    benches, standin = build_benches()
+    benches = build_benches()
     main_entries = len(DType.registered())
     run_benches(benches, args.rounds, args.target_ms / 1000)
     by = {b.key: b for b in benches}

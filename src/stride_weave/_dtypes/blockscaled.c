@@ -187,6 +187,13 @@ sw_bs_bits_per_element(sw_state *st, PyObject *element, PyObject *levels)
     constant = PyNumber_TrueDivide(num, den);
     Py_CLEAR(num);
     Py_CLEAR(den);
+    if (constant == NULL && PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the bits per element of element %R and these "
+                     "levels exceed the range of a float",
+                     SW_BS_INIT, element);
+        return NULL;
+    }
     if (constant == NULL || !whole) {
         return constant;
     }
@@ -282,19 +289,26 @@ error:
 
 /* ("BlockScaledDType", ("element", <ref>),
  *  ("levels", (("Level", ("scale", <ref>), ("block", "int:<n>" | "whole")),
- *              ...)))
- * The planes, rules and supertype are derived from these, so they are not
- * recorded twice. */
+ *              ...)),
+ *  ("representation_rules", (<rule structure>, ...)))
+ * The planes and the supertype follow from element and levels, so they are
+ * not recorded twice; the rules are, because a rule's structure is part of
+ * the structure of every compound dtype that uses it. */
 PyObject *
 sw_block_scaled_contract(sw_state *st, sw_descriptor *d)
 {
-    PyObject *element = NULL, *levels = NULL;
+    PyObject *element = NULL, *levels = NULL, *rules = NULL;
     Py_ssize_t i, n = PyTuple_GET_SIZE(d->compound->levels);
 
     element = sw_structure_ref(st, (sw_descriptor *)d->compound->element);
     levels = PyTuple_New(n);
-    if (element == NULL || levels == NULL) {
+    rules = PyTuple_New(n);   /* one LevelExtent per level */
+    if (element == NULL || levels == NULL || rules == NULL) {
         goto error;
+    }
+    for (i = 0; i < n; i++) {
+        sw_rule *rule = (sw_rule *)PyTuple_GET_ITEM(d->compound->rules, i);
+        PyTuple_SET_ITEM(rules, i, Py_NewRef(rule->structure));
     }
     for (i = 0; i < n; i++) {
         sw_level *level = (sw_level *)PyTuple_GET_ITEM(d->compound->levels, i);
@@ -319,14 +333,16 @@ sw_block_scaled_contract(sw_state *st, sw_descriptor *d)
         }
         PyTuple_SET_ITEM(levels, i, entry);
     }
-    return Py_BuildValue("(O(ON)(ON))",
+    return Py_BuildValue("(O(ON)(ON)(ON))",
                          st->labels[SW_LABEL_BLOCK_SCALED_DTYPE],
                          st->labels[SW_LABEL_ELEMENT], element,
-                         st->labels[SW_LABEL_LEVELS], levels);
+                         st->labels[SW_LABEL_LEVELS], levels,
+                         st->labels[SW_LABEL_REPRESENTATION_RULES], rules);
 
 error:
     Py_XDECREF(element);
     Py_XDECREF(levels);
+    Py_XDECREF(rules);
     return NULL;
 }
 

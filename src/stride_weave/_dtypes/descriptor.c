@@ -914,6 +914,37 @@ sw_dtype_fill_namespace(sw_state *st, PyObject *ns)
     return 0;
 }
 
+/* The definitions of from_name and registered as plain functions of the
+ * class (METH_CLASS dropped), for sw_descriptor_bind_methods. */
+static PyMethodDef sw_bound_class_methods[] = {
+    {"from_name", sw_from_name, METH_O,
+     PyDoc_STR("from_name($cls, name, /)\n--\n\n"
+               "Return the descriptor registered under name.\n\n"
+               "Called on a subclass, the descriptor must also be an "
+               "instance of it.  Raises TypeError for a non-str name and "
+               "LookupError for an unknown name or a kind mismatch.")},
+    {"registered", sw_registered, METH_NOARGS,
+     PyDoc_STR("registered($cls, /)\n--\n\n"
+               "Return an immutable tuple snapshot of the registered "
+               "descriptors that are instances of this class, in "
+               "registration order.")},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMethodDef *
+sw_bound_class_method_def(PyMethodDef *m)
+{
+    PyMethodDef *p;
+
+    for (p = sw_bound_class_methods; p->ml_name != NULL; p++) {
+        if (p->ml_meth == m->ml_meth) {
+            return p;
+        }
+    }
+    PyErr_Format(PyExc_SystemError, "no bound form of %s", m->ml_name);
+    return NULL;
+}
+
 /* Give `cls` its own descriptors of the model-owned instance methods.
  * CPython's specialized calls of a C method (3.11+) require the method's
  * defining class to be exactly the receiver's type; with one shared
@@ -929,10 +960,23 @@ sw_descriptor_bind_methods(PyTypeObject *cls)
         PyObject *descr;
         int status;
 
-        if ((m->ml_flags & METH_CLASS) || m->ml_meth == sw_structure_extension) {
+        if (m->ml_meth == sw_structure_extension
+            || m->ml_meth == (PyCFunction)(void (*)(void))sw_init_subclass) {
             continue;
         }
-        descr = PyDescr_NewMethod(cls, m);
+        if (m->ml_flags & METH_CLASS) {
+            /* from_name, registered: a builtin already bound to this class
+             * (a classmethod would build a bound method on every
+             * DType.from_name(...) and miss the specialized builtin
+             * calls).  Called on an instance it is still bound to the
+             * class, as a classmethod would be. */
+            PyMethodDef *plain = sw_bound_class_method_def(m);
+            descr = plain ? PyCFunction_NewEx(plain, (PyObject *)cls, NULL)
+                          : NULL;
+        }
+        else {
+            descr = PyDescr_NewMethod(cls, m);
+        }
         if (descr == NULL) {
             return -1;
         }

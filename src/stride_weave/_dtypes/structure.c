@@ -255,6 +255,13 @@ sw_structure_describe_leaf(PyObject *leaf)
         return NULL;
     }
     if (colon < 0) {
+        /* The untagged values read as what they encode. */
+        if (PyUnicode_CompareWithASCIIString(leaf, "whole") == 0) {
+            return PyUnicode_FromString("Whole");
+        }
+        if (PyUnicode_CompareWithASCIIString(leaf, "none") == 0) {
+            return PyUnicode_FromString("None");
+        }
         return PyUnicode_FromFormat("%R", leaf);
     }
     else {
@@ -282,61 +289,86 @@ sw_structure_describe_leaf(PyObject *leaf)
 
 #define SW_MAX_PATH 64
 
+/* One step of the path to a difference: a label (contract, field or
+ * referenced name; borrowed from `ours`) or, inside an unlabeled tuple
+ * (the planes, the levels, the rules), a position. */
 typedef struct {
-    PyObject *segments[SW_MAX_PATH];   /* borrowed from `ours` */
+    PyObject *label;       /* NULL for a position */
+    Py_ssize_t index;
+} sw_step;
+
+typedef struct {
+    sw_step steps[SW_MAX_PATH];
     int depth;
 } sw_path;
 
 static int
 sw_is_label(PyObject *obj)
 {
-    /* Labels (contract names, field names, "ref") are untagged: no colon. */
+    /* Labels (contract names, field names, "ref") are untagged: no colon.
+     * "none" and "whole" are untagged values, never labels. */
     return PyUnicode_CheckExact(obj)
-        && PyUnicode_FindChar(obj, ':', 0, PyUnicode_GET_LENGTH(obj), 1) == -1;
+        && PyUnicode_FindChar(obj, ':', 0, PyUnicode_GET_LENGTH(obj), 1) == -1
+        && PyUnicode_CompareWithASCIIString(obj, "none") != 0
+        && PyUnicode_CompareWithASCIIString(obj, "whole") != 0;
 }
 
+static void
+sw_path_push(sw_path *path, PyObject *label, Py_ssize_t index)
+{
+    if (path->depth < SW_MAX_PATH) {
+        path->steps[path->depth].label = label;
+        path->steps[path->depth].index = index;
+    }
+    path->depth++;
+}
+
+/* "BlockScaledDType.levels[1].Level.block" */
 static PyObject *
 sw_path_string(sw_path *path)
 {
-    PyObject *parts = PyList_New(0), *sep = NULL, *result = NULL;
+    PyObject *result = PyUnicode_FromString(""), *part;
     int i;
 
-    if (parts == NULL) {
-        return NULL;
-    }
-    for (i = 0; i < path->depth && i < SW_MAX_PATH; i++) {
-        PyObject *seg = path->segments[i];
-        Py_ssize_t len = PyUnicode_GET_LENGTH(seg);
-        Py_ssize_t colon = PyUnicode_FindChar(seg, ':', 0, len, 1);
-        int failed;
+    for (i = 0; result != NULL && i < path->depth && i < SW_MAX_PATH; i++) {
+        sw_step *step = &path->steps[i];
 
-        /* A referenced descriptor's "str:<name>" shows as its name. */
-        seg = colon >= 0 ? PyUnicode_Substring(seg, colon + 1, len)
-                         : Py_NewRef(seg);
-        if (seg == NULL) {
-            goto done;
+        if (step->label == NULL) {
+            part = PyUnicode_FromFormat("[%zd]", step->index);
         }
-        failed = PyList_Append(parts, seg) < 0;
-        Py_DECREF(seg);
-        if (failed) {
-            goto done;
+        else {
+            /* A referenced descriptor's "str:<name>" shows as its name. */
+            PyObject *seg = step->label;
+            Py_ssize_t len = PyUnicode_GET_LENGTH(seg);
+            Py_ssize_t colon = PyUnicode_FindChar(seg, ':', 0, len, 1);
+
+            if (colon == -2) {
+                Py_CLEAR(result);
+                break;
+            }
+            seg = colon >= 0 ? PyUnicode_Substring(seg, colon + 1, len)
+                             : Py_NewRef(seg);
+            part = seg == NULL ? NULL
+                 : PyUnicode_FromFormat("%s%U", i ? "." : "", seg);
+            Py_XDECREF(seg);
+        }
+        if (part == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        Py_SETREF(result, PyUnicode_Concat(result, part));
+        Py_DECREF(part);
+    }
+    if (result != NULL && path->depth > SW_MAX_PATH) {
+        part = PyUnicode_FromString("...");
+        if (part == NULL) {
+            Py_CLEAR(result);
+        }
+        else {
+            Py_SETREF(result, PyUnicode_Concat(result, part));
+            Py_DECREF(part);
         }
     }
-    if (path->depth > SW_MAX_PATH) {
-        PyObject *more = PyUnicode_FromString("...");
-        if (more == NULL || PyList_Append(parts, more) < 0) {
-            Py_XDECREF(more);
-            goto done;
-        }
-        Py_DECREF(more);
-    }
-    sep = PyUnicode_FromString(".");
-    if (sep != NULL) {
-        result = PyUnicode_Join(sep, parts);
-    }
-done:
-    Py_XDECREF(sep);
-    Py_DECREF(parts);
     return result;
 }
 
@@ -410,7 +442,7 @@ sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
              PyObject **message)
 {
     Py_ssize_t i, n;
-    int pushed = 0, status = 0;
+    int pushed = 0, sequence = 0, status = 0;
 
     if (PyUnicode_CheckExact(ours)) {
         if (PyUnicode_CheckExact(theirs)) {
@@ -427,17 +459,18 @@ sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
     }
     assert(PyTuple_CheckExact(ours));
     n = PyTuple_GET_SIZE(ours);
-    /* Name this level after its label: contract, field or referenced name. */
+    /* Name this level after its label: contract, field or referenced name;
+     * the items of an unlabeled tuple are named by position. */
     if (n > 0 && sw_is_label(PyTuple_GET_ITEM(ours, 0))) {
         PyObject *label = PyTuple_GET_ITEM(ours, 0);
         if (n == 3 && PyUnicode_CompareWithASCIIString(label, "ref") == 0) {
             label = PyTuple_GET_ITEM(ours, 1);   /* "str:<name>" */
         }
-        if (path->depth < SW_MAX_PATH) {
-            path->segments[path->depth] = label;
-        }
-        path->depth++;
+        sw_path_push(path, label, 0);
         pushed = 1;
+    }
+    else {
+        sequence = 1;
     }
     if (!PyTuple_CheckExact(theirs) || PyTuple_GET_SIZE(theirs) != n) {
         *message = sw_diff_message(path, ours, theirs);
@@ -449,8 +482,14 @@ sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
         goto done;
     }
     for (i = 0; i < n && status == 0; i++) {
+        if (sequence) {
+            sw_path_push(path, NULL, i);
+        }
         status = sw_diff_walk(PyTuple_GET_ITEM(ours, i),
                               PyTuple_GET_ITEM(theirs, i), path, message);
+        if (sequence) {
+            path->depth--;
+        }
     }
     Py_LeaveRecursiveCall();
 done:
