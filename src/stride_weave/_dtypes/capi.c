@@ -34,11 +34,17 @@
 static int
 sw_capi_kind_of(sw_descriptor *d)
 {
-    sw_state *st = ((sw_type *)Py_TYPE(d))->state;
+    sw_state *st;
 
-    if (sw_descriptor_is_block_scaled(d)
-        || (st != NULL && st->block_scaled_type != NULL
-            && PyObject_TypeCheck((PyObject *)d, st->block_scaled_type))) {
+    if (sw_descriptor_is_block_scaled(d)) {
+        return SW_DTYPE_KIND_BLOCK_SCALED;
+    }
+    /* A finished descriptor has its element if it is block-scaled; only an
+     * unfinished one needs the (slower) class check. */
+    st = ((sw_type *)Py_TYPE(d))->state;
+    if (d->build_state != SW_FINISHED && st != NULL
+        && st->block_scaled_type != NULL
+        && PyObject_TypeCheck((PyObject *)d, st->block_scaled_type)) {
         return SW_DTYPE_KIND_BLOCK_SCALED;
     }
     switch (d->kind) {
@@ -64,9 +70,6 @@ sw_capi_kind(PyObject *op)
     d = (sw_descriptor *)op;
     if (d->build_state != SW_FINISHED) {
         return SW_DTYPE_KIND_NONE;   /* under construction or rejected */
-    }
-    if (sw_descriptor_is_block_scaled(d)) {
-        return SW_DTYPE_KIND_BLOCK_SCALED;
     }
     return sw_capi_kind_of(d);
 }
