@@ -904,6 +904,23 @@ def test_reimport_keeps_the_capsule_and_the_table():
                       "probe_works": True, "new_registration_found": True}
 
 
+# What the subinterpreter runs: argv-free, so it takes its paths by %-format.
+_SUB_CODE = """
+import json, sys
+sys.path.insert(0, %(directory)r)
+import sw_capi_probe as probe
+from stride_weave.dtypes import DType
+with open(%(out)r, "w") as f:
+    json.dump({
+        "table": probe.table_address()[0],
+        "float32": id(DType.Float32),
+        "table_is_this_graph": probe.table_objects()["Float32"] is DType.Float32,
+        "lookup_in_this_graph": probe.from_name(b"Float32") is DType.Float32,
+        "kind": probe.kind(DType.NVFP4),
+    }, f)
+"""
+
+
 @pytest.mark.skipif(sys.version_info < (3, 12),
                     reason="subinterpreters with their own graphs start at CPython "
                            "3.12 (see test_isolation.py)")
@@ -924,20 +941,7 @@ def test_subinterpreter_gets_its_own_table(tmp_path):
         import sw_capi_probe as probe
         from stride_weave.dtypes import DType
         table = probe.table_address()[0]
-        failure = run('''
-import json, sys
-sys.path.insert(0, %r)
-import sw_capi_probe as probe
-from stride_weave.dtypes import DType
-with open(%r, "w") as f:
-    json.dump({
-        "table": probe.table_address()[0],
-        "float32": id(DType.Float32),
-        "table_is_this_graph": probe.table_objects()["Float32"] is DType.Float32,
-        "lookup_in_this_graph": probe.from_name(b"Float32") is DType.Float32,
-        "kind": probe.kind(DType.NVFP4),
-    }, f)
-''' % (sys.argv[1], sys.argv[2]))
+        failure = run(sys.argv[3])
         I.destroy(iid)
         with open(sys.argv[2]) as f:
             sub = json.load(f)
@@ -949,7 +953,7 @@ with open(%r, "w") as f:
             "main_table_kept": probe.table_address()[0] == table,
             "main_lookup": probe.from_name(b"Float32") is DType.Float32,
         }))
-    """, str(directory), str(out))
+    """, str(directory), str(out), _SUB_CODE % {"directory": str(directory), "out": str(out)})
     assert report["failure"] is None
     sub = report["sub"]
     assert sub["table_is_this_graph"] and sub["lookup_in_this_graph"]
