@@ -256,7 +256,9 @@ def build_benches():
         de={m: j for j, m in enumerate(E)},
         payload=dumps((f.name, f.structure())),
         reconstruct=getattr(_sw_c, "_reconstruct", None),
-        fstruct=f.structure(),
+        # An unpickled copy, as _reconstruct receives it (the registered
+        # object itself would take an identity shortcut).
+        fstruct=loads(dumps(f.structure())),
     )
     ns["do"][ns["o"]] = 1
 
@@ -298,6 +300,8 @@ def build_benches():
     add("ref.get_miss", "dict.get miss (no exception): get(m)", "get(m)",
         group="reference")
     add("ref.keyerror", "d[missing], KeyError caught", miss.format("d.__getitem__"),
+        group="reference")
+    add("ref.getset", "a C getset attribute: x.real, x = 1", "x.real",
         group="reference")
     add("ref.payload", "pickle.loads of the payload alone: (name, structure)",
         "loads(payload)", group="reference")
@@ -988,35 +992,46 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
         L.append("")
         L.append("### Misses")
         L.append("")
-        L.append("The C core has not been optimized yet (vectorcall and "
-                 "other fast paths come later), so misses are expected at this "
-                 "stage. Each miss is stated above with its measured ratio; "
-                 "where this run measured a part of the cost, it is given "
-                 "here:")
+        L.append("Each miss is stated above with its measured ratio; "
+                 "where this run measured what the interpreter itself "
+                 "charges for the same shape of operation, it is given here:")
         L.append("")
         L.append("- a caught `KeyError` from a plain dict costs %s ns (%.2fx the "
                  "`dict.get` floor), so no miss that raises can come within 2x "
                  "of `dict.get`; the `from_name` miss costs %s ns more than "
-                 "that;"
+                 "that (formatting its message, which names the unknown "
+                 "name);"
                  % (fmt_ns(by["ref.keyerror"].ns),
                     by["ref.keyerror"].ns / by["floor.get"].ns,
                     fmt_ns(by["from_name.miss"].ns - by["ref.keyerror"].ns)))
+        L.append("- `name` and `bits` are C getset attributes: CPython 3.11 to "
+                 "3.13 specialize attribute loads of slots and Python "
+                 "properties, not of C getsets, so any C getset costs about "
+                 "what `x.real` on an int costs here (%s ns, %.2fx the C call "
+                 "floor); `name` is %.2fx and `bits` %.2fx of `x.real`. They "
+                 "stay getsets because a descriptor leaked from a failed "
+                 "`__init__` must raise `ValueError` on every accessor, which "
+                 "a slot member cannot do;"
+                 % (fmt_ns(by["ref.getset"].ns),
+                    by["ref.getset"].ns / by["floor.call"].ns,
+                    by["name"].ns / by["ref.getset"].ns,
+                    by["bits"].ns / by["ref.getset"].ns))
+        L.append("- `DType.from_name(k)` as written costs %s ns against %s ns "
+                 "pre-bound: the difference is the load of a class attribute "
+                 "(`C.x` costs %s ns here), which the pre-bound `dict.get` "
+                 "floor does not pay;"
+                 % (fmt_ns(by["from_name.hit_user"].ns),
+                    fmt_ns(by["from_name.hit"].ns),
+                    fmt_ns(by["floor.classattr"].ns)))
         L.append("- unpickling the `(name, structure)` payload alone costs %s "
                  "ns (%.2fx `pickle.loads` of `int`), because a descriptor "
                  "pickle carries its structure by design (docs/design.md, "
-                 "Pickling); `_reconstruct` itself costs %s ns;"
+                 "Pickling; the receiving process compares it); "
+                 "`_reconstruct` itself costs %s ns;"
                  % (fmt_ns(by["ref.payload"].ns),
                     by["ref.payload"].ns / by["floor.loads"].ns,
                     fmt_ns(by["ref.reconstruct"].ns)
                     if "ref.reconstruct" in by else "—"))
-        L.append("- `DType.from_name(k)` as written costs %s ns against %s ns "
-                 "pre-bound, and `DType.registered()` %s ns against %s ns: "
-                 "looking a C classmethod up on a class creates a new bound "
-                 "method object on every call;"
-                 % (fmt_ns(by["from_name.hit_user"].ns),
-                    fmt_ns(by["from_name.hit"].ns),
-                    fmt_ns(by["registered"].ns),
-                    fmt_ns(by["registered.bound"].ns)))
         if memory:
             m = memory[-1]
             L.append("- memory: %d of the %.0f bytes per descriptor are objects "

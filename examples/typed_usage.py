@@ -21,10 +21,12 @@ from stride_weave._typing import (
     StructureExtension,
 )
 from stride_weave.dtypes import (
+    BlockScaledDType,
     CompoundDType,
     DType,
     DTypeCategory,
     Level,
+    LevelExtent,
     RepresentationRule,
     SimpleDType,
     SymbolicBits,
@@ -193,6 +195,19 @@ def main() -> None:
     assert per_element == 16.25 and not level.is_whole()
     nvfp4_like = SymbolicBits(4.5, 32)
     assert nvfp4_like.evaluate(1024) == 4.53125
+
+    # Block-scaled formats: the built-ins and one of our own.
+    mxfp4 = assert_type(DType.MXFP4, BlockScaledDType)
+    assert mxfp4.bits_per_element == 4.25 and mxfp4.element is DType.E2M1
+    nvfp4_bits = DType.NVFP4.bits_per_element
+    assert isinstance(nvfp4_bits, SymbolicBits)
+    assert nvfp4_bits == nvfp4_like
+    bf16_mx = BlockScaledDType("BF16_MX_example", element=bf16, levels=[level])
+    assert_type(bf16_mx.levels, tuple[Level, ...])
+    first_rule = bf16_mx.representation_rules[0]
+    assert isinstance(first_rule, LevelExtent) and first_rule.extent == 32
+    assert BlockScaledDType.from_name("MXFP4") is mxfp4
+    assert pickle.loads(pickle.dumps(bf16_mx)) is bf16_mx
 
     print(f"registered {bf16!r}, {si8!r}, {quantized!r}; rules ok")
 

@@ -6,6 +6,7 @@ every test that registers something takes a fresh name from `unique_name`.
 import contextlib
 import itertools
 import os
+import sys
 
 import pytest
 
@@ -43,3 +44,14 @@ def refused(exc, match=None):
 def fresh_name():
     """A function returning fresh, never-registered names."""
     return unique_name
+
+
+@pytest.fixture
+def fast_switching():
+    """Switch threads as often as CPython allows, so races show up."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(old)

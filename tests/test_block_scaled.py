@@ -802,16 +802,6 @@ def test_property_same_chain_never_registers_twice(chain, element_bits):
 # Threads
 # --------------------------------------------------------------------------
 
-@pytest.fixture
-def fast_switching():
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(old)
-
-
 @pytest.mark.parametrize("round_", range(3))
 def test_threads_racing_to_register_one_chain_yield_one_winner(fast_switching, round_):
     """N threads register the same chain under N names at once: exactly one
@@ -1284,6 +1274,27 @@ def test_mismatch_message_says_which_level_differs():
     second = _load_refused(d.name, _with_levels(d, (lv32, lv16)))
     assert first != second, (
         f"both mismatches are reported identically, not naming the level: {first}")
+    assert "levels[0].Level.block: registered 32 (int), pickle has 16 (int)" in first
+    assert "levels[1].Level.block: registered 32 (int), pickle has 16 (int)" in second
+
+
+def test_mismatch_of_whole_against_an_integer_block_reads_whole():
+    """Whole vs an integer block is named as Whole in the message."""
+    d = make([Level(DType.E4M3, 16), Level(DType.Float32, Whole)])
+    payload = _with_levels(d, (_level_structure(DType.E4M3, 16),
+                               _level_structure(DType.Float32, 8)))
+    message = _load_refused(d.name, payload)
+    assert "levels[1].Level.block: registered Whole, pickle has 8 (int)" in message
+
+
+def test_bits_per_element_beyond_a_float_is_a_value_error():
+    """An element too wide for bits_per_element as a float is refused with a
+    ValueError naming the element; nothing is registered."""
+    huge = SimpleDType(unique_name("Huge"), bits=10**400, supertype=DType.Floating)
+    name = unique_name("HugeBS")
+    with refused(ValueError, match="element SimpleDType.*exceed the range of a float"):
+        BlockScaledDType(name, element=huge, levels=[Level(DType.E8M0, 32)])
+    assert_free(name)
 
 
 # --------------------------------------------------------------------------

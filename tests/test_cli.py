@@ -1,6 +1,11 @@
-"""`python -m stride_weave.dtypes` prints the registered graph as a tree."""
+"""`python -m stride_weave.dtypes` prints the registered graph: as a tree
+(the default), as JSON (--json) and as Graphviz source (--dot). Issue 7,
+item 4: every form lists every registered descriptor, and the output is
+checked against the live registry."""
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -13,6 +18,7 @@ from stride_weave.dtypes import (
     DTypeCategory,
     Level,
     SimpleDType,
+    SymbolicBits,
     Whole,
 )
 from stride_weave import _cli
@@ -236,6 +242,316 @@ def test_closed_output_pipe_is_not_a_traceback():
             stdin=subprocess.DEVNULL,
             text=True,
             timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 1
+    assert proc.stderr == ""
+
+
+# --- --json, --dot, and the block-scaled lines of the tree (issue 7, item 4) --
+
+_JSON_KEYS = [
+    "name", "kind", "class", "builtin", "supertype", "bits", "planes",
+    "element", "levels", "bits_per_element",
+]
+
+
+def _kind(d):
+    if isinstance(d, BlockScaledDType):
+        assert d.is_compound()
+        return "block-scaled"
+    if d.is_category():
+        return "category"
+    if d.is_simple():
+        return "simple"
+    assert d.is_compound()
+    return "compound"
+
+
+def expected_record(d):
+    """What --json must say about descriptor d, read from the live object."""
+    kind = _kind(d)
+    record = {
+        "name": d.name,
+        "kind": kind,
+        "class": type(d).__name__,
+        "builtin": getattr(DType, d.name, None) is d,
+        "supertype": d.supertype.name if d.supertype is not None else None,
+        "bits": d.bits if kind == "simple" else None,
+        "planes": [p.name for p in d.simple_types] if d.is_compound() else None,
+        "element": None,
+        "levels": None,
+        "bits_per_element": None,
+    }
+    if kind == "block-scaled":
+        record["element"] = d.element.name
+        record["levels"] = [
+            {"scale": lv.scale.name, "block": "Whole" if lv.block is Whole else lv.block}
+            for lv in d.levels
+        ]
+        bpe = d.bits_per_element
+        if isinstance(bpe, SymbolicBits):
+            record["bits_per_element"] = {
+                "constant": bpe.constant, "whole_scale_bits": bpe.whole_scale_bits,
+            }
+        else:
+            record["bits_per_element"] = bpe
+    return record
+
+
+def test_json_describes_every_registered_descriptor(capsys, fresh_name):
+    """--json: one record per registered descriptor, in registration order,
+    each matching the live object field by field."""
+    cat = DTypeCategory(fresh_name("JsonCat"), supertype=DType.Integer)
+    simple = SimpleDType(fresh_name("JsonS"), bits=2**70, supertype=cat)
+    pair = _PairDType(fresh_name("JsonPair"), [DType.Float32, simple])
+    scaled = _PairDType(fresh_name("JsonSc"), [DType.E2M1], supertype=DType.Floating)
+    # A fresh element keeps this format's structure unique in the process.
+    e3 = SimpleDType(fresh_name("JsonE3"), bits=3, supertype=DType.Floating)
+    block = BlockScaledDType(
+        fresh_name("JsonBlock"), element=e3,
+        levels=[Level(DType.E8M0, 8), Level(DType.E4M3, 2), Level(DType.Float32, Whole)],
+    )
+
+    assert _cli.main(["--json"]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads(out)
+    assert doc["format_version"] == 1
+    registered = DType.registered()
+    records = doc["descriptors"]
+    assert [r["name"] for r in records] == [d.name for d in registered]
+    for d, record in zip(registered, records):
+        assert list(record) == _JSON_KEYS, record
+        assert record == expected_record(d), d
+    by_name = {r["name"]: r for r in records}
+    assert by_name[cat.name]["supertype"] == "Integer"
+    assert by_name[cat.name]["builtin"] is False
+    assert by_name[simple.name]["bits"] == 2**70
+    assert by_name[pair.name]["planes"] == ["Float32", simple.name]
+    assert by_name[pair.name]["supertype"] is None
+    assert by_name[pair.name]["class"] == "_PairDType"
+    assert by_name[scaled.name]["supertype"] == "Floating"
+    assert by_name[block.name] == {
+        "name": block.name, "kind": "block-scaled", "class": "BlockScaledDType",
+        "builtin": False, "supertype": "Any", "bits": None,
+        "planes": [e3.name, "E8M0", "E4M3", "Float32"], "element": e3.name,
+        "levels": [
+            {"scale": "E8M0", "block": 8},
+            {"scale": "E4M3", "block": 2},
+            {"scale": "Float32", "block": "Whole"},
+        ],
+        # 3 + 8/8 + 8/(8*2), and 32 bits for the whole tensor.
+        "bits_per_element": {"constant": 4.5, "whole_scale_bits": 32},
+    }
+    assert by_name["Float32"] == {
+        "name": "Float32", "kind": "simple", "class": "SimpleDType",
+        "builtin": True, "supertype": "Floating", "bits": 32, "planes": None,
+        "element": None, "levels": None, "bits_per_element": None,
+    }
+
+
+# The built-in block-scaled formats of dtype-representations, as --json gives
+# them: element, levels (scale, block), bits per element.
+BUILTIN_BLOCK_SCALED_JSON = {
+    "MXFP8_E4M3": ("E4M3", [("E8M0", 32)], 8.25),
+    "MXFP8_E5M2": ("E5M2", [("E8M0", 32)], 8.25),
+    "MXFP6_E3M2": ("E3M2", [("E8M0", 32)], 6.25),
+    "MXFP6_E2M3": ("E2M3", [("E8M0", 32)], 6.25),
+    "MXFP4": ("E2M1", [("E8M0", 32)], 4.25),
+    "MXINT8": ("Int8", [("E8M0", 32)], 8.25),
+    "NVFP4": ("E2M1", [("E4M3", 16), ("Float32", "Whole")],
+              {"constant": 4.5, "whole_scale_bits": 32}),
+}
+
+
+def test_json_of_a_fresh_process_is_the_builtin_graph():
+    """python -m stride_weave.dtypes --json in a fresh interpreter: exactly
+    the built-in graph, all marked built-in, output pure ASCII JSON."""
+    proc = run_module("--json")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert proc.stdout.isascii()
+    records = json.loads(proc.stdout)["descriptors"]
+    names = [r["name"] for r in records]
+    assert len(names) == len(set(names))
+    assert set(BUILTIN_CATEGORIES) | set(BUILTIN_SIMPLE) <= set(names)
+    assert all(r["builtin"] for r in records)
+    by_name = {r["name"]: r for r in records}
+    for name, parent in BUILTIN_CATEGORIES.items():
+        assert by_name[name]["kind"] == "category"
+        assert by_name[name]["supertype"] == parent
+    for name, (parent, bits) in BUILTIN_SIMPLE.items():
+        assert (by_name[name]["kind"], by_name[name]["supertype"], by_name[name]["bits"]) == (
+            "simple", parent, bits)
+    assert set(names) == (
+        set(BUILTIN_CATEGORIES) | set(BUILTIN_SIMPLE) | set(BUILTIN_BLOCK_SCALED)
+    )
+    for name, (element, levels, bpe) in BUILTIN_BLOCK_SCALED_JSON.items():
+        assert by_name[name] == {
+            "name": name, "kind": "block-scaled", "class": "BlockScaledDType",
+            "builtin": True, "supertype": "Any", "bits": None,
+            "planes": [element] + [scale for scale, _ in levels],
+            "element": element,
+            "levels": [{"scale": scale, "block": block} for scale, block in levels],
+            "bits_per_element": bpe,
+        }, name
+
+
+def test_json_keeps_every_name_exact(capsys, fresh_name):
+    """Names with quotes, backslashes, newlines or non-ASCII characters come
+    back exactly from the JSON (which is itself ASCII)."""
+    odd = [fresh_name('q"uo\\te'), fresh_name("new\nline"), fresh_name("ünï码")]
+    made = [SimpleDType(n, bits=8, supertype=DType.Floating) for n in odd]
+    assert _cli.main(["--json"]) == 0
+    out = capsys.readouterr().out
+    assert out.isascii()
+    names = [r["name"] for r in json.loads(out)["descriptors"]]
+    for d in made:
+        assert names.count(d.name) == 1
+
+
+_QUOTED = r'"(?:[^"\\]|\\.)*"'
+_DOT_NODE = re.compile(rf"^    ({_QUOTED}) \[(.*)\];$")
+_DOT_EDGE = re.compile(rf"^    ({_QUOTED}) -> ({_QUOTED})(?: \[(.*)\])?;$")
+_DOT_ATTR = re.compile(rf"(\w+)=({_QUOTED}|[^,\s]+)")
+
+
+def _unquote(token):
+    """The string a DOT quoted token stands for (as the CLI escapes it)."""
+    body = token[1:-1]
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "r": "\r"}.get(m.group(1), m.group(1)), body)
+
+
+def parse_dot(text):
+    """Parse the CLI's DOT output: (nodes: id -> attrs, edges: [(a, b, attrs)])."""
+    lines = text.splitlines()
+    assert lines[0] == "digraph stride_weave_dtypes {", lines[0]
+    assert lines[-1] == "}"
+    nodes, edges = {}, []
+    for line in lines[1:-1]:
+        if line.startswith("    node [") or line.startswith("    edge [") or line == "    rankdir=LR;":
+            continue
+        edge = _DOT_EDGE.match(line)
+        if edge:
+            attrs = dict(_DOT_ATTR.findall(edge.group(3) or ""))
+            edges.append((_unquote(edge.group(1)), _unquote(edge.group(2)), attrs))
+            continue
+        node = _DOT_NODE.match(line)
+        assert node, f"unexpected DOT line: {line!r}"
+        name = _unquote(node.group(1))
+        assert name not in nodes, f"node {name!r} declared twice"
+        nodes[name] = dict(_DOT_ATTR.findall(node.group(2)))
+    return nodes, edges
+
+
+def test_dot_has_a_node_per_descriptor_and_an_edge_per_supertype(capsys, fresh_name):
+    """--dot: one labelled node per registered descriptor (shape by kind), a
+    solid edge from every supertype to each direct member, and dashed,
+    labelled edges from a compound dtype to its planes."""
+    cat = DTypeCategory(fresh_name("DotCat"), supertype=DType.Floating)
+    f16 = SimpleDType(fresh_name("DotF16"), bits=16, supertype=cat)
+    pair = _PairDType(fresh_name("DotPair"), [DType.Float32, f16])
+
+    assert _cli.main(["--dot"]) == 0
+    nodes, edges = parse_dot(capsys.readouterr().out)
+    registered = DType.registered()
+    assert set(nodes) == {d.name for d in registered}
+    shapes = {"category": "ellipse", "simple": "box", "compound": "component",
+              "block-scaled": "box3d"}
+    for d in registered:
+        attrs = nodes[d.name]
+        assert attrs["shape"] == shapes[_kind(d)], d
+        label = _unquote(attrs["label"]).replace("&amp;", "&")
+        assert label == _cli.dot_label(d, DType)
+        if _kind(d) != "block-scaled":
+            assert label == f"{d.name}\n{_cli.describe(d, DType)}"
+    # A block-scaled node shows its description one part a line.
+    assert _unquote(nodes["MXFP4"]["label"]) == (
+        "MXFP4\nblock-scaled\nplanes E2M1 + E8M0 per 32\n4.25 bits per element"
+    )
+    assert _unquote(nodes["NVFP4"]["label"]) == (
+        "NVFP4\nblock-scaled\nplanes E2M1 + E4M3 per 16 + Float32 per whole\n"
+        "4.5 + 32/n bits per element"
+    )
+
+    hierarchy = sorted((a, b) for a, b, attrs in edges if not attrs)
+    assert hierarchy == sorted(
+        (d.supertype.name, d.name) for d in registered if d.supertype is not None
+    )
+    planes = [(a, b, attrs) for a, b, attrs in edges if attrs]
+    assert all(attrs["style"] == "dashed" and attrs["constraint"] == "false"
+               for _, _, attrs in planes)
+    assert [(b, _unquote(attrs["label"])) for a, b, attrs in planes if a == pair.name] == [
+        ("Float32", "plane 0"), (f16.name, "plane 1"),
+    ]
+    roles = {(a, b): _unquote(attrs["label"]) for a, b, attrs in planes}
+    assert roles[("MXFP4", "E2M1")] == "element"
+    assert roles[("MXFP4", "E8M0")] == "scale per 32"
+    assert roles[("NVFP4", "E4M3")] == "scale per 16"
+    assert roles[("NVFP4", "Float32")] == "scale per whole"
+    expected_plane_edges = sum(len(d.simple_types) for d in registered if d.is_compound())
+    assert len(planes) == expected_plane_edges
+    assert (cat.name, f16.name) in hierarchy and ("Floating", cat.name) in hierarchy
+
+
+def test_dot_escapes_names(capsys, fresh_name):
+    """A name with a quote, a backslash, a newline or '&' is one valid DOT ID
+    and shows verbatim in its label."""
+    name = fresh_name('a"b\\c\nd&amp;e')
+    d = SimpleDType(name, bits=8, supertype=DType.Floating)
+    assert _cli.main(["--dot"]) == 0
+    nodes, edges = parse_dot(capsys.readouterr().out)
+    assert name in nodes
+    raw_label = nodes[name]["label"]
+    assert "&amp;amp;" in raw_label  # '&' itself is escaped for Graphviz
+    assert ("Floating", name, {}) in edges
+    assert d in DType.registered()
+
+
+def test_dot_output_is_accepted_by_graphviz(fresh_name):
+    """When Graphviz is installed, `dot` lays out the whole graph."""
+    dot = shutil.which("dot")
+    if dot is None:
+        pytest.skip("Graphviz 'dot' is not installed: the DOT syntax is checked "
+                    "by the parser tests only")
+    proc = run_module("--dot")
+    assert proc.returncode == 0, proc.stderr
+    nodes, _ = parse_dot(proc.stdout)
+    laid_out = subprocess.run(
+        [dot, "-Tplain"], input=proc.stdout, capture_output=True, text=True,
+        encoding="utf-8", timeout=120,
+    )
+    assert laid_out.returncode == 0, laid_out.stderr
+    assert laid_out.stderr == ""
+    plain_nodes = [line for line in laid_out.stdout.splitlines() if line.startswith("node ")]
+    assert len(plain_nodes) == len(nodes)
+
+
+@pytest.mark.parametrize("args", [["--json", "--dot"], ["--json", "--ascii"], ["--dot", "--ascii"]])
+def test_output_forms_do_not_combine(args):
+    proc = run_module(*args)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "error:" in proc.stderr
+
+
+def test_help_lists_the_output_forms():
+    proc = run_module("--help")
+    assert proc.returncode == 0, proc.stderr
+    for option in ("--json", "--dot", "--ascii"):
+        assert option in proc.stdout
+
+
+@pytest.mark.parametrize("option", ["--json", "--dot"])
+def test_closed_output_pipe_is_not_a_traceback_for_other_forms(option):
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "stride_weave.dtypes", option],
+            stdout=write_end, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+            text=True, timeout=120,
         )
     finally:
         os.close(write_end)

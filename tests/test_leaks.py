@@ -142,10 +142,8 @@ SHARED_RULE = Rule(3)
 EXT_PAIR = Pair(unique_name("LkPair"), [EXT_SIMPLE, DType.Float32], [SHARED_RULE],
                 supertype=DType.Floating)
 
-# For the C API group: a width and a name the C API cannot convert.
+# For the C API group: a width the C API cannot convert.
 EXT_HUGE = SimpleDType(unique_name("LkHuge"), bits=2 ** 70, supertype=DType.Floating)
-EXT_SURROGATE = SimpleDType(unique_name("LkSurrogate\ud800"), bits=8,
-                            supertype=DType.Floating)
 
 BUILTINS = [getattr(DType, n) for n in (
     "Any", "Floating", "Integer", "Bool", "Int32", "Int8", "Float32", "Float64",
@@ -163,7 +161,6 @@ SHARED = {
     "DType.MXFP4": DType.MXFP4,
     "DType.NVFP4": DType.NVFP4,
     "EXT_HUGE": EXT_HUGE,
-    "EXT_SURROGATE": EXT_SURROGATE,
     "type(DType)": type(DType),
     "type(RepresentationRule)": type(RepresentationRule),
     "DType": DType,
@@ -553,7 +550,6 @@ def op_c_api(probe):
     _expect(TypeError, probe.from_name_object, 5)
     _expect(SystemError, probe.from_name, null)
     _expect(SystemError, probe.from_name_object, null)
-    _expect(UnicodeEncodeError, probe.name_utf8, EXT_SURROGATE)
     _expect(OverflowError, probe.bits, EXT_HUGE)
     _expect(TypeError, probe.bits, DType.Floating)
     _expect(TypeError, probe.bits, EXT_PAIR)

@@ -41,16 +41,6 @@ N_SHARED = 120              # names every registering thread tries
 N_OWN = 30                 # names only one thread registers (per thread)
 JOIN_TIMEOUT = 60.0
 
-@pytest.fixture
-def fast_switching():
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(old)
-
-
 # --------------------------------------------------------------------------
 # user classes whose __init__ / structure_extension yield the GIL, so other
 # threads run in the middle of a construction

@@ -1,15 +1,21 @@
 """``python -m stride_weave.dtypes``: print the registered descriptor graph.
 
-The categories form the hierarchy (``Any`` at the root, ``Floating`` and
-``Integer`` below it). Every registered descriptor, built-in or extension, is
-printed under its immediate supertype with its kind and width: a simple dtype
-with its width in bits, a compound dtype with its planes by name, a
-block-scaled format with its element plane, each scale plane with its block
-size, and its storage cost in bits per element. Compound
-dtypes without a supertype are listed under a separate ``(no supertype)``
-heading. Within one parent, descriptors appear in registration order.
+Three forms of the same graph, with every registered descriptor (built-in and
+extension) in each:
 
-Each line is ``<tree prefix><name>  <kind details>``, for example::
+- the **tree view** (the default). The categories form the hierarchy (``Any``
+  at the root, ``Floating`` and ``Integer`` below it). Every registered
+  descriptor is printed under its immediate supertype with its kind and
+  width: a simple dtype with its width in bits, a compound dtype with its
+  planes by name, a block-scaled format with its element plane, each scale
+  plane with its block size, and its storage cost in bits per element.
+  Compound dtypes without a supertype are listed under a separate
+  ``(no supertype)`` heading. Within one parent, descriptors appear in
+  registration order.
+- ``--json``: a machine-readable document (see ``graph_data``).
+- ``--dot``: Graphviz source of the hierarchy (see ``render_dot``).
+
+Each tree line is ``<tree prefix><name>  <kind details>``, for example::
 
     Any  category
     ├── Bool  simple, 8 bits
@@ -22,13 +28,20 @@ where ``n`` is the number of elements of the tensor.
 """
 
 import argparse
+import json
 import os
 import sys
 
 NO_SUPERTYPE = "(no supertype)"
 
+#: Version of the ``--json`` document format; bumped on incompatible changes.
+JSON_FORMAT_VERSION = 1
+
 _UNICODE = {"tee": "├── ", "last": "└── ", "pipe": "│   ", "space": "    "}
 _ASCII = {"tee": "|-- ", "last": "`-- ", "pipe": "|   ", "space": "    "}
+
+# Classes whose name the tree view does not repeat as a tag: the model's own.
+_MODEL_CLASSES = ("DTypeCategory", "SimpleDType", "CompoundDType", "BlockScaledDType")
 
 
 def display_name(name, ascii_only=False):
@@ -98,15 +111,18 @@ def describe(d, dtype_cls, ascii_only=False):
         text = kind
     tags = []
     cls_name = type(d).__name__
-    if cls_name not in (
-        "DTypeCategory", "SimpleDType", "CompoundDType", "BlockScaledDType"
-    ):
+    if cls_name not in _MODEL_CLASSES:
         tags.append(display_name(cls_name, ascii_only))
-    if getattr(dtype_cls, d.name, None) is not d:
+    if not is_builtin(d, dtype_cls):
         tags.append("extension")
     if tags:
         text += "  [" + ", ".join(tags) + "]"
     return text
+
+
+def is_builtin(d, dtype_cls):
+    """Return True if ``d`` is a built-in (a ``DType.<name>`` attribute)."""
+    return getattr(dtype_cls, d.name, None) is d
 
 
 def build_tree(descriptors):
@@ -164,6 +180,172 @@ def render(descriptors, dtype_cls, ascii_only=False):
     return lines
 
 
+# --- --json ------------------------------------------------------------------
+
+
+def _bits_per_element_data(bpe):
+    from stride_weave._dtypes import SymbolicBits
+
+    if isinstance(bpe, SymbolicBits):
+        return {"constant": bpe.constant, "whole_scale_bits": bpe.whole_scale_bits}
+    return bpe
+
+
+def descriptor_data(d, dtype_cls):
+    """Return the ``--json`` record of descriptor ``d`` (a dict).
+
+    Every record has the same keys; a key that does not apply to the
+    descriptor's kind is ``None`` (JSON ``null``):
+
+    - ``name``: the registered name;
+    - ``kind``: ``"category"``, ``"simple"``, ``"compound"`` or
+      ``"block-scaled"`` (a ``BlockScaledDType``, which is also compound), as
+      in the tree view;
+    - ``class``: the most-derived class name (an extension's own subclass,
+      for example);
+    - ``builtin``: whether it is a built-in (``DType.<name>``);
+    - ``supertype``: the name of its immediate supertype, or ``None``;
+    - ``bits``: a simple dtype's width in bits;
+    - ``planes``: a compound (or block-scaled) dtype's planes, as names, in
+      order;
+    - ``element``: a block-scaled dtype's element dtype, by name;
+    - ``levels``: a block-scaled dtype's levels, innermost first, each
+      ``{"scale": <name>, "block": <int or "Whole">}``;
+    - ``bits_per_element``: a block-scaled dtype's storage cost per element:
+      a number, or ``{"constant": c, "whole_scale_bits": w}`` for a format
+      with a ``Whole`` level (``c + w / n`` bits per element for a tensor of
+      ``n`` elements).
+    """
+    kind = _contract(d)
+    record = {
+        "name": d.name,
+        "kind": kind,
+        "class": type(d).__name__,
+        "builtin": is_builtin(d, dtype_cls),
+        "supertype": None if d.supertype is None else d.supertype.name,
+        "bits": d.bits if kind == "simple" else None,
+        "planes": [p.name for p in d.simple_types] if d.is_compound() else None,
+        "element": None,
+        "levels": None,
+        "bits_per_element": None,
+    }
+    if kind == "block-scaled":
+        record["element"] = d.element.name
+        record["levels"] = [
+            {
+                "scale": level.scale.name,
+                "block": "Whole" if level.is_whole() else level.block,
+            }
+            for level in d.levels
+        ]
+        record["bits_per_element"] = _bits_per_element_data(d.bits_per_element)
+    return record
+
+
+def graph_data(descriptors, dtype_cls):
+    """Return the ``--json`` document for ``descriptors`` (a dict).
+
+    ``{"format_version": 1, "descriptors": [...]}``, one record per
+    registered descriptor in registration order (see ``descriptor_data``).
+    """
+    return {
+        "format_version": JSON_FORMAT_VERSION,
+        "descriptors": [descriptor_data(d, dtype_cls) for d in descriptors],
+    }
+
+
+# --- --dot -------------------------------------------------------------------
+
+
+def _dot_string(text):
+    """``text`` as a double-quoted DOT string that Graphviz shows verbatim."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    # Graphviz reads HTML entities in strings; keep a literal '&' literal.
+    text = text.replace("&", "&amp;")
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return '"' + text + '"'
+
+
+def _dot_id(name):
+    # IDs are never displayed (every node has a label); escaping quotes and
+    # backslashes keeps every registered name a valid, distinct ID.
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def dot_label(d, dtype_cls):
+    """Return the text of descriptor ``d``'s node in ``--dot`` output.
+
+    The name on the first line, then the tree view's description; a
+    block-scaled format's description is split into its parts, one a line
+    (``block-scaled``, its planes, its bits per element), to keep the node
+    narrow.
+    """
+    text = describe(d, dtype_cls)
+    if _contract(d) == "block-scaled":
+        text = text.replace(", ", "\n")
+    return f"{d.name}\n{text}"
+
+
+def render_dot(descriptors, dtype_cls):
+    """Return Graphviz (DOT) source of the hierarchy of ``descriptors``.
+
+    Left to right from ``Any``. One node per descriptor, its ID the
+    registered name, labelled with the name and the tree view's description
+    (see ``dot_label``); categories are ellipses, simple dtypes boxes,
+    compound dtypes ``component`` shapes, block-scaled dtypes ``box3d``
+    shapes. A solid edge runs from each supertype to each of its direct
+    members. A dashed edge (``style=dashed``, ``constraint=false``) runs from
+    a compound dtype to each of its planes, labelled with the plane's role:
+    ``element``, then ``scale per 32`` (the level's block) or
+    ``scale per whole`` for a block-scaled dtype; ``plane <i>`` otherwise.
+    """
+    shapes = {
+        "category": "ellipse",
+        "simple": "box",
+        "compound": "component",
+        "block-scaled": "box3d",
+    }
+    lines = [
+        "digraph stride_weave_dtypes {",
+        "    rankdir=LR;",
+        '    node [fontname="Helvetica", fontsize=11];',
+        '    edge [fontname="Helvetica", fontsize=9];',
+    ]
+    for d in descriptors:
+        kind = _contract(d)
+        label = dot_label(d, dtype_cls)
+        lines.append(
+            f"    {_dot_id(d.name)} [shape={shapes.get(kind, 'box')}, "
+            f"label={_dot_string(label)}];"
+        )
+    present = {id(d) for d in descriptors}
+    for d in descriptors:
+        parent = d.supertype
+        if parent is not None and id(parent) in present:
+            lines.append(f"    {_dot_id(parent.name)} -> {_dot_id(d.name)};")
+    for d in descriptors:
+        if not d.is_compound():
+            continue
+        planes = d.simple_types
+        if _contract(d) == "block-scaled":
+            roles = ["element"] + [
+                f"scale per {'whole' if level.is_whole() else level.block}"
+                for level in d.levels
+            ]
+        else:
+            roles = [f"plane {i}" for i in range(len(planes))]
+        for plane, role in zip(planes, roles):
+            lines.append(
+                f"    {_dot_id(d.name)} -> {_dot_id(plane.name)} "
+                f"[style=dashed, constraint=false, label={_dot_string(role)}];"
+            )
+    lines.append("}")
+    return lines
+
+
+# --- entry point ---------------------------------------------------------------
+
+
 def _encoding(stream):
     # A stream without an encoding (io.StringIO) takes any str.
     return getattr(stream, "encoding", None) or "utf-8"
@@ -177,29 +359,67 @@ def _can_encode(stream, text):
     return True
 
 
-def main(argv=None):
-    """Print the registered descriptor graph; return the exit status."""
+def _parser():
     parser = argparse.ArgumentParser(
         prog="python -m stride_weave.dtypes",
         description=(
             "Print every registered stride-weave dtype descriptor (built-in and "
-            "extension) as a tree: categories form the hierarchy, with Any at "
-            "the root; each descriptor shows its kind and width (simple: bits; "
-            "compound: its planes by name; block-scaled: its element and "
-            "scale planes with their block sizes and its bits per element). Compound dtypes without a "
-            "supertype are listed under '(no supertype)'."
+            "extension). By default as a tree: categories form the hierarchy, "
+            "with Any at the root; each descriptor shows its kind and width "
+            "(simple: bits; compound: its planes by name; block-scaled: its "
+            "element and scale planes with their block sizes, and its bits per "
+            "element). "
+            "Compound dtypes without a supertype are listed under "
+            "'(no supertype)'."
         ),
+    )
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument(
+        "--json",
+        action="store_true",
+        help="print the graph as JSON instead: for every registered descriptor "
+        "its name, kind, class, whether it is built-in, supertype, bits, planes, "
+        "element, levels and bits per element (null where a field does not "
+        "apply)",
+    )
+    form.add_argument(
+        "--dot",
+        action="store_true",
+        help="print Graphviz source of the hierarchy instead (render it with, "
+        "for example, 'dot -Tsvg'); compound dtypes get dashed edges to their "
+        "planes",
     )
     parser.add_argument(
         "--ascii",
         action="store_true",
         help="draw the tree with ASCII characters only (chosen automatically "
-        "when standard output cannot encode the box-drawing characters)",
+        "when standard output cannot encode the box-drawing characters); "
+        "applies to the tree view only",
     )
+    return parser
+
+
+def main(argv=None):
+    """Print the registered descriptor graph; return the exit status.
+
+    ``argv`` is the argument list (default: ``sys.argv[1:]``): no option for
+    the tree view, ``--json`` for JSON, ``--dot`` for Graphviz source,
+    ``--ascii`` for an ASCII-only tree, ``--help`` for help. Returns 0, or 1
+    when standard output was closed early (``... | head``); a usage error
+    exits with status 2.
+    """
+    parser = _parser()
     args = parser.parse_args(argv)
+    if args.ascii and (args.json or args.dot):
+        parser.error("--ascii applies to the tree view only, not to --json or --dot")
 
     try:
-        _print_graph(args.ascii, sys.stdout)
+        if args.json:
+            _print_json(sys.stdout)
+        elif args.dot:
+            _print_dot(sys.stdout)
+        else:
+            _print_graph(args.ascii, sys.stdout)
     except BrokenPipeError:
         # The reader went away (`... | head`): stop quietly, and keep Python
         # from reporting the failed flush of stdout at exit.
@@ -212,25 +432,44 @@ def main(argv=None):
     return 0
 
 
+def _print_json(out):
+    from stride_weave._dtypes import DType
+
+    # ensure_ascii: any name is safe on any terminal and in any file.
+    out.write(json.dumps(graph_data(DType.registered(), DType), indent=2))
+    out.write("\n")
+    out.flush()
+
+
+def _print_lines(lines, out):
+    encoding = _encoding(out)
+    for line in lines:
+        if not _can_encode(out, line):
+            # A name the terminal cannot show: escape it rather than fail.
+            line = line.encode(encoding, "backslashreplace").decode(encoding)
+        print(line, file=out)
+    out.flush()
+
+
+def _print_dot(out):
+    from stride_weave._dtypes import DType
+
+    _print_lines(render_dot(DType.registered(), DType), out)
+
+
 def _print_graph(ascii_requested, out):
     from stride_weave._dtypes import DType
 
     descriptors = DType.registered()
     ascii_only = ascii_requested or not _can_encode(out, "".join(_UNICODE.values()))
-    n_ext = sum(1 for d in descriptors if getattr(DType, d.name, None) is not d)
+    n_ext = sum(1 for d in descriptors if not is_builtin(d, DType))
     print(
         f"stride-weave dtype graph: {len(descriptors)} registered descriptors "
         f"({len(descriptors) - n_ext} built-in, {n_ext} extension)",
         file=out,
     )
     print(file=out)
-    encoding = _encoding(out)
-    for line in render(descriptors, DType, ascii_only=ascii_only):
-        if not _can_encode(out, line):
-            # A name the terminal cannot show: escape it rather than fail.
-            line = line.encode(encoding, "backslashreplace").decode(encoding)
-        print(line, file=out)
-    out.flush()
+    _print_lines(render(descriptors, DType, ascii_only=ascii_only), out)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from stride_weave._dtypes import (
     Whole,
     WholeExtent,
 )
+from stride_weave._typing import RepresentationValidationContext
 
 __all__ = [
     "DType",
@@ -31,6 +32,8 @@ __all__ = [
     "Whole",
     "WholeExtent",
     "SymbolicBits",
+    # A typing.Protocol: the context RepresentationRule.validate() receives.
+    "RepresentationValidationContext",
 ]
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ from stride_weave._dtypes import (
     Whole as Whole,
     WholeExtent as WholeExtent,
 )
+from stride_weave._typing import (
+    RepresentationValidationContext as RepresentationValidationContext,
+)
 
 __all__ = [
     "DType",
@@ -26,4 +29,5 @@ __all__ = [
     "Whole",
     "WholeExtent",
     "SymbolicBits",
+    "RepresentationValidationContext",
 ]
