@@ -1,13 +1,15 @@
 """Build script for the ``stride_weave._dtypes`` C extension.
 
 Project metadata lives in pyproject.toml; this file only declares the
-extension module. Warnings: ``-Wall -Wextra`` always; ``-Werror`` as well when
-the environment sets ``STRIDE_WEAVE_WERROR=1`` (``.ci/run`` does).
+extension module and ships the public C headers. Warnings: ``-Wall -Wextra``
+always; ``-Werror`` as well when the environment sets ``STRIDE_WEAVE_WERROR=1``
+(``.ci/run`` does).
 """
 import os
 from glob import glob
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 EXT_DIR = "src/stride_weave/_dtypes"
 
@@ -23,4 +25,25 @@ dtypes_ext = Extension(
     extra_compile_args=extra_compile_args,
 )
 
-setup(ext_modules=[dtypes_ext])
+
+
+class build_py_with_headers(build_py):
+    """Copy the public C headers (include/stride_weave/*.h) into the package
+    as stride_weave/include/stride_weave/, where stride_weave.get_include()
+    finds them in an installed wheel. include/ stays their one source."""
+
+    def run(self):
+        super().run()
+        for header in sorted(glob("include/stride_weave/*.h")):
+            target = os.path.join(self.build_lib, "stride_weave", header)
+            self.mkpath(os.path.dirname(target))
+            self.copy_file(header, target, preserve_mode=False)
+
+    def get_outputs(self, include_bytecode=True):
+        return super().get_outputs(include_bytecode) + [
+            os.path.join(self.build_lib, "stride_weave", header)
+            for header in sorted(glob("include/stride_weave/*.h"))
+        ]
+
+
+setup(ext_modules=[dtypes_ext], cmdclass={"build_py": build_py_with_headers})

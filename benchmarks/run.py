@@ -68,10 +68,11 @@ class Bench:
     """One timeit statement with its operands bound as locals."""
 
     def __init__(self, key, label, stmt, ns, group, floor=None, enum=None,
-                 unroll=UNROLL, note=""):
+                 unroll=UNROLL, note="", per=1):
         self.key, self.label, self.group = key, label, group
         self.floor, self.enum, self.note = floor, enum, note
         self.unroll = unroll
+        self.per = per             # operations one statement performs
         setup = "\n".join("%s = _ns[%r]" % (name, name) for name in ns)
         body = "\n".join([stmt] * unroll)
         self.timer = timeit.Timer(body, setup, globals={"_ns": ns})
@@ -91,7 +92,7 @@ class Bench:
     def sample(self):
         t = self.timer.timeit(self.number)
         self.samples += 1
-        self.best = min(self.best, t / (self.number * self.unroll))
+        self.best = min(self.best, t / (self.number * self.unroll * self.per))
 
     @property
     def ns(self):
@@ -365,6 +366,7 @@ def build_benches():
             add("enum." + key, label, estmt, group="enum", floor=floor)
 
     B.extend(third_party_benches(ns))
+    B.extend(c_api_benches())
     return B
 
 
@@ -412,6 +414,112 @@ def third_party_benches(base):
                          "ml_dtypes " + getattr(ml_dtypes, "__version__", "?"),
                          floor="floor.rt"))
     return out
+
+
+# ---------------------------------------------------------------------------
+# the C API (issue 6): a kind/bits check in C against the same in Python
+# ---------------------------------------------------------------------------
+
+# Why the C API rows are missing, when they are (set by c_api_benches).
+C_API_SKIPPED = None
+
+
+def build_c_api_example():
+    """Build the documented consumer, examples/c_api (swcheck), in a
+    temporary directory against stride_weave.get_include(), as the docs do;
+    return the imported module, or None with C_API_SKIPPED set when there is
+    no C compiler or no setuptools.  A failing build is an error."""
+    global C_API_SKIPPED
+    import atexit
+    import importlib.machinery
+    import importlib.util
+    import shlex
+    import shutil
+    import sysconfig
+    import tempfile
+
+    import stride_weave
+
+    cc = sysconfig.get_config_var("CC") or "cc"
+    if not shlex.split(cc) or shutil.which(shlex.split(cc)[0]) is None:
+        C_API_SKIPPED = "no C compiler (%r is not on PATH)" % cc
+        return None
+    try:
+        import setuptools  # noqa: F401  (the example's setup.py needs it)
+    except ImportError:
+        C_API_SKIPPED = "setuptools is not installed (pip install setuptools)"
+        return None
+    work = tempfile.mkdtemp(prefix="sw-bench-capi-")
+    atexit.register(shutil.rmtree, work, True)
+    for name in ("swcheck.c", "setup.py"):
+        shutil.copy(os.path.join(ROOT, "examples", "c_api", name), work)
+    env = dict(os.environ)
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(stride_weave.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [parent] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    p = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                       cwd=work, env=env, capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL)
+    if p.returncode != 0:
+        sys.stderr.write(p.stdout + p.stderr)
+        raise RuntimeError("building examples/c_api failed (exit %d)" % p.returncode)
+    suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    path = next(os.path.join(work, f) for f in os.listdir(work) if f.endswith(suffixes))
+    spec = importlib.util.spec_from_file_location("swcheck", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def c_api_benches():
+    """The check a kernel makes before dispatching ("a floating simple dtype
+    of at most 8 bits"), through the C API (swcheck.is_narrow_float and
+    count_narrow_floats, docs/c-api.md) and as the same Python expression:
+    once per call from Python, and per descriptor over a list."""
+    swcheck = build_c_api_example()
+    if swcheck is None:
+        return []
+    D, S, fl = DType, SimpleDType, DType.Floating
+    mixed = list(D.registered())
+    mixed = (mixed * (1000 // len(mixed) + 1))[:1000]
+    ns = dict(chk=swcheck.is_narrow_float, cnt=swcheck.count_narrow_floats,
+              S=S, fl=fl, e4=D.E4M3, L=mixed)
+
+    def py_check(d):
+        return isinstance(d, S) and d.bits <= 8 and d.is_subtype_of(fl)
+
+    # Correctness of what is timed: the same answers.
+    for d in mixed + [D.E4M3, 1, None, "E4M3"]:
+        assert swcheck.is_narrow_float(d) == py_check(d), d
+    assert swcheck.count_narrow_floats(mixed) == sum(1 for d in mixed if py_check(d))
+
+    python = ("isinstance(e4, S) and e4.bits <= 8 and e4.is_subtype_of(fl)")
+    loop = ("sum(1 for d in L if isinstance(d, S) and d.bits <= 8 "
+            "and d.is_subtype_of(fl))")
+    g = "C API"
+    return [
+        Bench("capi.check", "C API: swcheck.is_narrow_float(E4M3), one call",
+              "chk(e4)", ns, g, floor="floor.call"),
+        Bench("capi.check.py", "Python: the same check on E4M3 (isinstance, "
+              "bits, is_subtype_of)", python, ns, g, floor="floor.call"),
+        Bench("capi.loop", "C API: count_narrow_floats(list of 1000), per item",
+              "cnt(L)", ns, g, unroll=1, per=len(mixed)),
+        Bench("capi.loop.py", "Python: the same check in a generator over the "
+              "list, per item", loop, ns, g, unroll=1, per=len(mixed)),
+    ]
+
+
+def c_api_summary(by):
+    """One sentence on the C API rows, or why they are missing."""
+    if "capi.check" not in by:
+        return "C API rows skipped: %s." % C_API_SKIPPED
+    c, p = by["capi.check"].ns, by["capi.check.py"].ns
+    lc, lp = by["capi.loop"].ns, by["capi.loop.py"].ns
+    return ("C API (docs/c-api.md): the kind/bits check costs %s ns per "
+            "descriptor in a C loop against %s ns in Python (%.1fx faster); "
+            "one call from Python costs %s ns against %s ns for the Python "
+            "expression (%.1fx)." % (fmt_ns(lc), fmt_ns(lp), lp / lc,
+                                     fmt_ns(c), fmt_ns(p), p / c))
 
 
 # ---------------------------------------------------------------------------
@@ -716,6 +824,8 @@ def render_text(info, mode, rows, reg, scale, memory, targets):
                   "batches of 100)" % reg["batches"], fmt_ns(reg["best_ns"]),
                   "", "—", "—", "—"))
     out.append("")
+    out.append(info["c_api"])
+    out.append("")
     out.append("Scaling (fresh child processes per size; gc off while timing)")
     out.extend(scale_lines(scale, memory, md=False))
     out.append("")
@@ -835,6 +945,11 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
              "and catching a `KeyError`; unpickling the `(name, structure)` "
              "payload a descriptor pickle carries; calling the reconstructor "
              "directly).")
+    L.append("")
+    L.append(info["c_api"] + " The C API rows build the documented example "
+             "(`examples/c_api`) with setuptools; \"per item\" rows divide "
+             "one pass over a list of 1,000 descriptors (the registered ones, "
+             "repeated) by 1,000.")
     L.append("")
     L.append("## Scaling with the number of registered descriptors")
     L.append("")
@@ -977,7 +1092,8 @@ def main(argv=None):
     rows = table_rows(benches)
     targets = evaluate_targets(by, reg, scale, memory, args.quick)
     info = machine_info()
-    info.update(rounds=args.rounds, target_ms="%g" % args.target_ms)
+    info.update(rounds=args.rounds, target_ms="%g" % args.target_ms,
+                c_api=c_api_summary(by))
     print(render_text(info, mode, rows, reg, scale, memory, targets))
     if args.write_docs:
         flags = [a for a in (argv if argv is not None else sys.argv[1:])]

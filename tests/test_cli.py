@@ -425,7 +425,9 @@ def _unquote(token):
 
 def parse_dot(text):
     """Parse the CLI's DOT output: (nodes: id -> attrs, edges: [(a, b, attrs)])."""
-    lines = text.splitlines()
+    # DOT lines end with "\n" only: a name may hold other line separators
+    # (\x85, \u2028, ...), which Graphviz reads as ordinary characters.
+    lines = text.rstrip("\n").split("\n")
     assert lines[0] == "digraph stride_weave_dtypes {", lines[0]
     assert lines[-1] == "}"
     nodes, edges = {}, []
@@ -456,16 +458,18 @@ def test_dot_has_a_node_per_descriptor_and_an_edge_per_supertype(capsys, fresh_n
     assert _cli.main(["--dot"]) == 0
     nodes, edges = parse_dot(capsys.readouterr().out)
     registered = DType.registered()
-    assert set(nodes) == {d.name for d in registered}
+    ID = _cli.dot_id_text   # the name itself unless it holds \\ or a surrogate
+    assert set(nodes) == {ID(d.name) for d in registered}
     shapes = {"category": "ellipse", "simple": "box", "compound": "component",
               "block-scaled": "box3d"}
     for d in registered:
-        attrs = nodes[d.name]
+        attrs = nodes[ID(d.name)]
         assert attrs["shape"] == shapes[_kind(d)], d
         label = _unquote(attrs["label"]).replace("&amp;", "&")
         assert label == _cli.dot_label(d, DType)
         if _kind(d) != "block-scaled":
-            assert label == f"{d.name}\n{_cli.describe(d, DType)}"
+            shown = f"{d.name}\n{_cli.describe(d, DType)}"
+            assert label == shown.encode("utf-8", "backslashreplace").decode()
     # A block-scaled node shows its description one part a line.
     assert _unquote(nodes["MXFP4"]["label"]) == (
         "MXFP4\nblock-scaled\nplanes E2M1 + E8M0 per 32\n4.25 bits per element"
@@ -477,13 +481,13 @@ def test_dot_has_a_node_per_descriptor_and_an_edge_per_supertype(capsys, fresh_n
 
     hierarchy = sorted((a, b) for a, b, attrs in edges if not attrs)
     assert hierarchy == sorted(
-        (d.supertype.name, d.name) for d in registered if d.supertype is not None
+        (ID(d.supertype.name), ID(d.name)) for d in registered if d.supertype is not None
     )
     planes = [(a, b, attrs) for a, b, attrs in edges if attrs]
     assert all(attrs["style"] == "dashed" and attrs["constraint"] == "false"
                for _, _, attrs in planes)
-    assert [(b, _unquote(attrs["label"])) for a, b, attrs in planes if a == pair.name] == [
-        ("Float32", "plane 0"), (f16.name, "plane 1"),
+    assert [(b, _unquote(attrs["label"])) for a, b, attrs in planes if a == ID(pair.name)] == [
+        ("Float32", "plane 0"), (ID(f16.name), "plane 1"),
     ]
     roles = {(a, b): _unquote(attrs["label"]) for a, b, attrs in planes}
     assert roles[("MXFP4", "E2M1")] == "element"
@@ -492,7 +496,8 @@ def test_dot_has_a_node_per_descriptor_and_an_edge_per_supertype(capsys, fresh_n
     assert roles[("NVFP4", "Float32")] == "scale per whole"
     expected_plane_edges = sum(len(d.simple_types) for d in registered if d.is_compound())
     assert len(planes) == expected_plane_edges
-    assert (cat.name, f16.name) in hierarchy and ("Floating", cat.name) in hierarchy
+    assert (ID(cat.name), ID(f16.name)) in hierarchy
+    assert ("Floating", ID(cat.name)) in hierarchy
 
 
 def test_dot_escapes_names(capsys, fresh_name):
@@ -502,11 +507,30 @@ def test_dot_escapes_names(capsys, fresh_name):
     d = SimpleDType(name, bits=8, supertype=DType.Floating)
     assert _cli.main(["--dot"]) == 0
     nodes, edges = parse_dot(capsys.readouterr().out)
-    assert name in nodes
-    raw_label = nodes[name]["label"]
+    node_id = _cli.dot_id_text(name)
+    assert node_id == name.replace("\\", "\\\\")   # only the backslash doubled
+    raw_label = nodes[node_id]["label"]
     assert "&amp;amp;" in raw_label  # '&' itself is escaped for Graphviz
-    assert ("Floating", name, {}) in edges
+    assert _unquote(raw_label).replace("&amp;", "&").startswith(name + "\n")
+    assert ("Floating", node_id, {}) in edges
     assert d in DType.registered()
+
+
+def test_dot_names_with_lone_surrogates_stay_distinct(capsys, fresh_name):
+    """A lone surrogate (legal in a name, impossible in UTF-8 DOT source) is
+    written as \\uXXXX; a name spelling that escape literally is a different
+    node, so the output is valid UTF-8 with one node per descriptor."""
+    surrogate = SimpleDType(fresh_name("Sur\ud800"), bits=8, supertype=DType.Floating)
+    lookalike = SimpleDType(surrogate.name.replace("\ud800", "\\ud800"), bits=8,
+                            supertype=DType.Floating)
+    assert _cli.main(["--dot"]) == 0
+    out = capsys.readouterr().out
+    out.encode("utf-8")   # no lone surrogate reaches the output
+    nodes, edges = parse_dot(out)
+    a, b = _cli.dot_id_text(surrogate.name), _cli.dot_id_text(lookalike.name)
+    assert a != b and a in nodes and b in nodes
+    assert ("Floating", a, {}) in edges and ("Floating", b, {}) in edges
+    assert len(nodes) == len(DType.registered())
 
 
 def test_dot_output_is_accepted_by_graphviz(fresh_name):

@@ -141,6 +141,9 @@ SHARED_RULE = Rule(3)
 EXT_PAIR = Pair(unique_name("LkPair"), [EXT_SIMPLE, DType.Float32], [SHARED_RULE],
                 supertype=DType.Floating)
 
+# For the C API group: a width the C API cannot convert.
+EXT_HUGE = SimpleDType(unique_name("LkHuge"), bits=2 ** 70, supertype=DType.Floating)
+
 BUILTINS = [getattr(DType, n) for n in (
     "Any", "Floating", "Integer", "Bool", "Int32", "Int8", "Float32", "Float64",
     "E8M0", "E5M2", "E4M3", "E3M2", "E2M3", "E2M1")]
@@ -152,6 +155,11 @@ SHARED = {
     "DType.Any": DType.Any,
     "DType.Integer": DType.Integer,
     "DType.E8M0": DType.E8M0,
+    "DType.E2M1": DType.E2M1,
+    "DType.E4M3": DType.E4M3,
+    "DType.MXFP4": DType.MXFP4,
+    "DType.NVFP4": DType.NVFP4,
+    "EXT_HUGE": EXT_HUGE,
     "type(DType)": type(DType),
     "type(RepresentationRule)": type(RepresentationRule),
     "DType": DType,
@@ -501,3 +509,74 @@ def test_failed_names_stay_free():
     for name in (FREE_NAME, UNKNOWN_NAME):
         with pytest.raises(LookupError):
             DType.from_name(name)
+
+
+# --------------------------------------------------------------------------
+# The C API (docs/c-api.md), called through the probe consumer that
+# tests/test_capi.py builds
+# --------------------------------------------------------------------------
+
+def op_c_api(probe):
+    null = probe.NULL
+    block_scaled = [DType.MXFP4, DType.NVFP4]
+    for d in BUILTINS + EXTENSIONS + block_scaled:
+        probe.kind(d)
+        probe.macro_kinds(d)
+        probe.name(d)
+        probe.name_utf8(d)
+        probe.supertype(d)
+        probe.is_subtype(d, DType.Floating)
+        assert probe.from_name_object(d.name) is d
+        assert probe.from_name(d.name.encode()) is d
+    probe.kind(null), probe.kind(5), probe.kind(REJECTED_CAT)
+    probe.bits(DType.Float32), probe.bits(EXT_SIMPLE)
+    probe.macro_simple(EXT_SIMPLE)
+    probe.num_planes(EXT_PAIR), probe.plane(EXT_PAIR, 1)
+    for d in block_scaled:
+        probe.num_planes(d), probe.plane(d, 1)
+        probe.element(d), probe.num_levels(d)
+        probe.level_scale(d, 0), probe.level_block(d, 0)
+        probe.macro_block_scaled(d)
+    probe.level_block(DType.NVFP4, 1)                     # Whole
+    probe.table_objects(), probe.version(), probe.import_again()
+    # every kind of failure
+    _expect(LookupError, probe.from_name, UNKNOWN_NAME.encode())
+    _expect(LookupError, probe.from_name_object, UNKNOWN_NAME)
+    _expect(UnicodeDecodeError, probe.from_name, b"\xff")
+    _expect(TypeError, probe.from_name_object, 5)
+    _expect(SystemError, probe.from_name, null)
+    _expect(SystemError, probe.from_name_object, null)
+    _expect(OverflowError, probe.bits, EXT_HUGE)
+    _expect(TypeError, probe.bits, DType.Floating)
+    _expect(TypeError, probe.bits, EXT_PAIR)
+    _expect(TypeError, probe.bits, FREE_NAME)
+    _expect(SystemError, probe.bits, null)
+    _expect(ValueError, probe.name, REJECTED_CAT)
+    _expect(ValueError, probe.is_subtype, DType.Float32, REJECTED_CAT)
+    _expect(TypeError, probe.is_subtype, DType.Float32, "Floating")
+    _expect(TypeError, probe.num_planes, DType.Float32)
+    _expect(IndexError, probe.plane, EXT_PAIR, 2)
+    _expect(IndexError, probe.plane, DType.NVFP4, -1)
+    _expect(TypeError, probe.element, EXT_PAIR)
+    _expect(TypeError, probe.num_levels, DType.Floating)
+    _expect(IndexError, probe.level_scale, DType.NVFP4, 2)
+    _expect(IndexError, probe.level_block, DType.MXFP4, 1)
+    _expect(SystemError, probe.level_block, null, 0)
+
+
+def test_no_leak_through_the_c_api():
+    """Every C API entry point, on success and on every failure path; the
+    probe is compiled by tests/_capi.py (skipped only without a C compiler)."""
+    import _capi
+
+    probe = _capi.load("probe")
+
+    def op():
+        op_c_api(probe)
+
+    op()
+    start = time.monotonic()
+    problems = _measure(op)
+    elapsed = time.monotonic() - start
+    assert problems == [], problems
+    assert elapsed < 30, f"C API group took {elapsed:.1f}s"

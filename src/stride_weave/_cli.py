@@ -257,19 +257,39 @@ def graph_data(descriptors, dtype_cls):
 # --- --dot -------------------------------------------------------------------
 
 
-def _dot_string(text):
-    """``text`` as a double-quoted DOT string that Graphviz shows verbatim."""
+def _displayable(text):
+    """``text`` with what UTF-8 cannot carry (lone surrogates) as ``\\uXXXX``."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _dot_quote(text):
+    """``text`` as a double-quoted DOT string that Graphviz reads back as
+    ``text`` (escaped quotes, backslashes and line breaks)."""
     text = text.replace("\\", "\\\\").replace('"', '\\"')
-    # Graphviz reads HTML entities in strings; keep a literal '&' literal.
-    text = text.replace("&", "&amp;")
     text = text.replace("\r", "\\r").replace("\n", "\\n")
     return '"' + text + '"'
 
 
+def _dot_string(text):
+    """``text`` as a DOT label that Graphviz shows verbatim."""
+    # Graphviz reads HTML entities in strings; keep a literal '&' literal.
+    return _dot_quote(_displayable(text)).replace("&", "&amp;")
+
+
+def dot_id_text(name):
+    """Return the text that the ``--dot`` node ID of ``name`` stands for.
+
+    DOT source is UTF-8, which cannot carry a lone surrogate (a legal name),
+    so IDs escape: a backslash is doubled and an unencodable character
+    becomes ``\\uXXXX``.  The mapping is one to one, so distinct names are
+    distinct IDs; a name without backslashes or surrogates is its own ID.
+    IDs are never displayed (every node has a label).
+    """
+    return _displayable(name.replace("\\", "\\\\"))
+
+
 def _dot_id(name):
-    # IDs are never displayed (every node has a label); escaping quotes and
-    # backslashes keeps every registered name a valid, distinct ID.
-    return '"' + name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    return _dot_quote(dot_id_text(name))
 
 
 def dot_label(d, dtype_cls):
@@ -283,7 +303,7 @@ def dot_label(d, dtype_cls):
     text = describe(d, dtype_cls)
     if _contract(d) == "block-scaled":
         text = text.replace(", ", "\n")
-    return f"{d.name}\n{text}"
+    return _displayable(f"{d.name}\n{text}")
 
 
 def render_dot(descriptors, dtype_cls):

@@ -98,6 +98,27 @@ sw_state_from_class(PyTypeObject *cls)
     return module ? sw_get_state(module) : NULL;
 }
 
+/* The state of the current interpreter's graph (borrowed), or NULL with
+ * RuntimeError when stride_weave._dtypes was never imported here: the C
+ * API reaches the registry this way (capi.c). */
+sw_state *
+sw_state_current(void)
+{
+    PyObject *interp_dict = PyInterpreterState_GetDict(PyInterpreterState_Get());
+    PyObject *first = NULL;
+
+    if (interp_dict != NULL) {
+        first = PyDict_GetItemString(interp_dict, SW_INTERP_KEY);  /* borrowed */
+    }
+    if (first == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "stride_weave._dtypes is not imported in this "
+                        "interpreter");
+        return NULL;
+    }
+    return sw_get_state(first);
+}
+
 /* 0 while the graph is alive; -1 with RuntimeError once the module state
  * was cleared (late finalizers at interpreter shutdown can still call in). */
 int
@@ -473,7 +494,8 @@ sw_exec(PyObject *module)
     if (first != NULL) {
         return sw_adopt(module, first);
     }
-    if (sw_build_graph(module, st) < 0 || sw_export(module, st) < 0) {
+    if (sw_build_graph(module, st) < 0 || sw_export(module, st) < 0
+        || sw_capi_create(module, st) < 0) {
         return -1;
     }
     return PyDict_SetItemString(interp_dict, SW_INTERP_KEY, module);
@@ -570,7 +592,12 @@ sw_clear(PyObject *module)
 static void
 sw_free(void *module)
 {
+    sw_state *st = sw_get_state((PyObject *)module);
+
     (void)sw_clear((PyObject *)module);
+    if (st != NULL) {
+        sw_capi_free(st);
+    }
 }
 
 static PyMethodDef sw_module_methods[] = {

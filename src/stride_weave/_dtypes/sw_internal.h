@@ -113,6 +113,8 @@ typedef struct {
 
 /* ---- module state (module.c) -------------------------------------------- */
 
+struct SW_DTypes_CAPI;   /* the public C API table (capi.c) */
+
 typedef struct {
     PyTypeObject *meta_type;        /* DTypeMeta */
     PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
@@ -149,6 +151,7 @@ typedef struct {
     PyObject *str_module;           /* interned "__module__" */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
+    struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
 } sw_state;
 
 extern PyModuleDef sw_module_def;
@@ -239,6 +242,7 @@ typedef struct {
 
 /* module.c */
 sw_state *sw_state_from_class(PyTypeObject *cls);
+sw_state *sw_state_current(void);   /* borrowed: this interpreter's graph */
 int sw_state_check(sw_state *st);
 PyObject *sw_type_name(PyTypeObject *tp);  /* new ref: __name__ of tp */
 
@@ -316,6 +320,10 @@ int sw_symbolic_create_type(PyObject *module, sw_state *st);
 
 /* whole.c */
 int sw_whole_create(PyObject *module, sw_state *st);
+
+/* capi.c */
+int sw_capi_create(PyObject *module, sw_state *st);
+void sw_capi_free(sw_state *st);
 
 /* registry.c */
 int sw_registry_init(sw_registry *r);

@@ -1,0 +1,474 @@
+/* capi.c: the C API for extension authors (include/stride_weave/dtypes.h).
+ *
+ * Owns the function table consumers reach through the capsule
+ * "stride_weave._dtypes._C_API": the functions behind it, filling it once
+ * per interpreter after the built-in graph is installed, and publishing it
+ * as the module attribute _C_API.  The table belongs to the module state of
+ * the interpreter's first module, which stride_weave keeps for the life of
+ * the interpreter; a re-import adopts the same capsule (module.c), so every
+ * consumer of one interpreter sees one table.
+ *
+ * The functions take no table argument: a descriptor knows its graph
+ * through its class, and FromName looks in the current interpreter's
+ * graph.  They read the descriptor's C fields directly and never run
+ * Python code.
+ */
+#include "sw_internal.h"
+
+#define SW_DTYPES_IMPL   /* the table's definition only, no consumer helpers */
+#include "stride_weave/dtypes.h"
+
+/* Bits of the kinds an argument may have, for sw_capi_arg. */
+#define SW_ANY_KIND ((1u << SW_DTYPE_KIND_CATEGORY) | (1u << SW_DTYPE_KIND_SIMPLE) \
+                     | (1u << SW_DTYPE_KIND_COMPOUND) \
+                     | (1u << SW_DTYPE_KIND_BLOCK_SCALED))
+#define SW_SIMPLE_KIND (1u << SW_DTYPE_KIND_SIMPLE)
+#define SW_COMPOUND_KINDS ((1u << SW_DTYPE_KIND_COMPOUND) \
+                           | (1u << SW_DTYPE_KIND_BLOCK_SCALED))
+#define SW_BLOCK_SCALED_KIND (1u << SW_DTYPE_KIND_BLOCK_SCALED)
+
+/* ---- kinds -------------------------------------------------------------- */
+
+/* The public kind of a descriptor object, finished or not.  Block-scaled
+ * dtypes are compound dtypes internally; the API reports them apart. */
+static int
+sw_capi_kind_of(sw_descriptor *d)
+{
+    sw_state *st;
+
+    if (sw_descriptor_is_block_scaled(d)) {
+        return SW_DTYPE_KIND_BLOCK_SCALED;
+    }
+    /* A finished descriptor has its element if it is block-scaled; only an
+     * unfinished one needs the (slower) class check. */
+    st = ((sw_type *)Py_TYPE(d))->state;
+    if (d->build_state != SW_FINISHED && st != NULL
+        && st->block_scaled_type != NULL
+        && PyObject_TypeCheck((PyObject *)d, st->block_scaled_type)) {
+        return SW_DTYPE_KIND_BLOCK_SCALED;
+    }
+    switch (d->kind) {
+    case SW_KIND_CATEGORY:
+        return SW_DTYPE_KIND_CATEGORY;
+    case SW_KIND_SIMPLE:
+        return SW_DTYPE_KIND_SIMPLE;
+    case SW_KIND_COMPOUND:
+        return SW_DTYPE_KIND_COMPOUND;
+    default:
+        return SW_DTYPE_KIND_NONE;
+    }
+}
+
+static int
+sw_capi_kind(PyObject *op)
+{
+    sw_descriptor *d;
+
+    if (op == NULL || !sw_is_descriptor_class(Py_TYPE(op))) {
+        return SW_DTYPE_KIND_NONE;
+    }
+    d = (sw_descriptor *)op;
+    if (d->build_state != SW_FINISHED) {
+        return SW_DTYPE_KIND_NONE;   /* under construction or rejected */
+    }
+    return sw_capi_kind_of(d);
+}
+
+/* ---- argument checks ------------------------------------------------------ */
+
+/* `op` as a registered descriptor whose kind is in `kinds`; else NULL with
+ * SystemError (NULL), TypeError (not a descriptor, or another kind: the
+ * message names the function, what it expects and what it got) or
+ * ValueError (a descriptor object that is not registered). */
+static sw_descriptor *
+sw_capi_arg(PyObject *op, unsigned int kinds, const char *func,
+            const char *expected)
+{
+    sw_descriptor *d;
+
+    if (op == NULL) {
+        PyErr_Format(PyExc_SystemError, "%s: got NULL instead of %s",
+                     func, expected);
+        return NULL;
+    }
+    if (!sw_is_descriptor_class(Py_TYPE(op))) {
+        PyErr_Format(PyExc_TypeError, "%s: expected %s, got %s", func,
+                     expected, Py_TYPE(op)->tp_name);
+        return NULL;
+    }
+    d = (sw_descriptor *)op;
+    /* A descriptor's repr is the model's own (__repr__ is model-owned):
+     * formatting it runs no user code. */
+    if (!(kinds & (1u << sw_capi_kind_of(d)))) {
+        PyErr_Format(PyExc_TypeError, "%s: expected %s, got %R", func,
+                     expected, op);
+        return NULL;
+    }
+    if (d->build_state != SW_FINISHED) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: expected %s, got %R, which is not registered "
+                     "(under construction or rejected)", func, expected, op);
+        return NULL;
+    }
+    return d;
+}
+
+/* Index i of a tuple field, or NULL with IndexError naming the function. */
+static PyObject *
+sw_capi_item(PyObject *tuple, Py_ssize_t i, sw_descriptor *d,
+             const char *func, const char *what)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+
+    if (i < 0 || i >= n) {
+        PyErr_Format(PyExc_IndexError,
+                     "%s: %s index %zd out of range for %R, which has %zd",
+                     func, what, i, (PyObject *)d, n);
+        return NULL;
+    }
+    return PyTuple_GET_ITEM(tuple, i);   /* borrowed */
+}
+
+/* An exact int field as Py_ssize_t; OverflowError naming the function. */
+static Py_ssize_t
+sw_capi_ssize(PyObject *value, sw_descriptor *d, const char *func,
+              const char *what)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(value);
+
+    if (n == -1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Format(PyExc_OverflowError,
+                         "%s: the %s of %R (%S) does not fit in a Py_ssize_t",
+                         func, what, (PyObject *)d, value);
+        }
+        return -1;
+    }
+    return n;
+}
+
+/* ---- lookup --------------------------------------------------------------- */
+
+static PyObject *
+sw_capi_lookup(PyObject *exact)
+{
+    sw_state *st = sw_state_current();
+    PyObject *found;
+
+    if (st == NULL || sw_state_check(st) < 0) {
+        return NULL;
+    }
+    found = sw_registry_lookup(&st->registry, exact);
+    if (found == NULL && !PyErr_Occurred()) {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R", exact);
+    }
+    return found;
+}
+
+static PyObject *
+sw_capi_from_name(const char *name)
+{
+    PyObject *exact, *found;
+
+    if (name == NULL) {
+        PyErr_SetString(PyExc_SystemError,
+                        "SW_DType_FromName: got NULL instead of a name");
+        return NULL;
+    }
+    exact = PyUnicode_FromString(name);
+    if (exact == NULL) {
+        return NULL;   /* UnicodeDecodeError: not UTF-8 */
+    }
+    found = sw_capi_lookup(exact);
+    Py_DECREF(exact);
+    return found;
+}
+
+static PyObject *
+sw_capi_from_name_object(PyObject *name)
+{
+    PyObject *exact, *found;
+
+    if (name == NULL) {
+        PyErr_SetString(PyExc_SystemError,
+                        "SW_DType_FromNameObject: got NULL instead of a str");
+        return NULL;
+    }
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError,
+                     "SW_DType_FromNameObject: name must be a str, got %s",
+                     Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    /* A str subclass is copied, so hashing and comparing run no user code. */
+    exact = PyUnicode_CheckExact(name) ? Py_NewRef(name)
+                                       : PyUnicode_FromObject(name);
+    if (exact == NULL) {
+        return NULL;
+    }
+    found = sw_capi_lookup(exact);
+    Py_DECREF(exact);
+    return found;
+}
+
+/* ---- accessors -------------------------------------------------------------- */
+
+static PyObject *
+sw_capi_name(PyObject *op)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_ANY_KIND, "SW_DType_Name",
+                                   "a registered descriptor");
+
+    return d ? Py_NewRef(d->name) : NULL;
+}
+
+static const char *
+sw_capi_name_utf8(PyObject *op)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_ANY_KIND, "SW_DType_NameUTF8",
+                                   "a registered descriptor");
+
+    /* Cached in the str, which the descriptor keeps for good. */
+    return d ? PyUnicode_AsUTF8(d->name) : NULL;
+}
+
+static Py_ssize_t
+sw_capi_bits(PyObject *op)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_SIMPLE_KIND, "SW_DType_Bits",
+                                   "a registered SimpleDType");
+
+    return d ? sw_capi_ssize(d->bits, d, "SW_DType_Bits", "width") : -1;
+}
+
+static PyObject *
+sw_capi_supertype(PyObject *op)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_ANY_KIND, "SW_DType_Supertype",
+                                   "a registered descriptor");
+    PyObject *supertype;
+
+    if (d == NULL) {
+        return NULL;
+    }
+    supertype = sw_descriptor_supertype(d);   /* borrowed */
+    return Py_NewRef(supertype ? supertype : Py_None);
+}
+
+static int
+sw_capi_is_subtype(PyObject *op, PyObject *other)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_ANY_KIND, "SW_DType_IsSubtype",
+                                   "a registered descriptor");
+    Py_ssize_t i;
+
+    if (d == NULL
+        || sw_capi_arg(other, SW_ANY_KIND, "SW_DType_IsSubtype",
+                       "a registered descriptor as other") == NULL) {
+        return -1;
+    }
+    if (op == other) {
+        return 1;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(d->supertypes); i++) {
+        if (PyTuple_GET_ITEM(d->supertypes, i) == other) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static Py_ssize_t
+sw_capi_num_planes(PyObject *op)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_COMPOUND_KINDS, "SW_DType_NumPlanes",
+                                   "a registered CompoundDType");
+
+    return d ? PyTuple_GET_SIZE(d->compound->simple_types) : -1;
+}
+
+static PyObject *
+sw_capi_plane(PyObject *op, Py_ssize_t i)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_COMPOUND_KINDS, "SW_DType_Plane",
+                                   "a registered CompoundDType");
+    PyObject *plane;
+
+    if (d == NULL) {
+        return NULL;
+    }
+    plane = sw_capi_item(d->compound->simple_types, i, d, "SW_DType_Plane",
+                         "plane");
+    return Py_XNewRef(plane);
+}
+
+static PyObject *
+sw_capi_element(PyObject *op)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_BLOCK_SCALED_KIND, "SW_DType_Element",
+                                   "a registered BlockScaledDType");
+
+    return d ? Py_NewRef(d->compound->element) : NULL;
+}
+
+static Py_ssize_t
+sw_capi_num_levels(PyObject *op)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_BLOCK_SCALED_KIND,
+                                   "SW_DType_NumLevels",
+                                   "a registered BlockScaledDType");
+
+    return d ? PyTuple_GET_SIZE(d->compound->levels) : -1;
+}
+
+/* Level i of a block-scaled dtype (borrowed), or NULL with an exception. */
+static sw_level *
+sw_capi_level(PyObject *op, Py_ssize_t i, const char *func, sw_descriptor **dp)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_BLOCK_SCALED_KIND, func,
+                                   "a registered BlockScaledDType");
+
+    if (d == NULL) {
+        return NULL;
+    }
+    *dp = d;
+    return (sw_level *)sw_capi_item(d->compound->levels, i, d, func, "level");
+}
+
+static PyObject *
+sw_capi_level_scale(PyObject *op, Py_ssize_t i)
+{
+    sw_descriptor *d;
+    sw_level *level = sw_capi_level(op, i, "SW_DType_LevelScale", &d);
+
+    return level ? Py_NewRef(level->scale) : NULL;
+}
+
+static Py_ssize_t
+sw_capi_level_block(PyObject *op, Py_ssize_t i)
+{
+    sw_descriptor *d;
+    sw_level *level = sw_capi_level(op, i, "SW_DType_LevelBlock", &d);
+    sw_state *st;
+
+    if (level == NULL) {
+        return -1;
+    }
+    st = ((sw_type *)Py_TYPE(d))->state;
+    if (sw_state_check(st) < 0) {
+        return -1;
+    }
+    if (level->block == st->whole) {
+        return SW_DTYPE_BLOCK_WHOLE;
+    }
+    return sw_capi_ssize(level->block, d, "SW_DType_LevelBlock", "level block");
+}
+
+/* ---- the table ------------------------------------------------------------- */
+
+/* Point the table at the built-in descriptors, borrowed: DType's namespace
+ * and the registry keep them. */
+static int
+sw_capi_fill_builtins(sw_state *st, SW_DTypes_CAPI *api)
+{
+    struct { const char *name; PyObject **slot; int required; } builtins[] = {
+        {"Any", &api->Any, 1}, {"Floating", &api->Floating, 1},
+        {"Integer", &api->Integer, 1}, {"Bool", &api->Bool, 1},
+        {"Int32", &api->Int32, 1}, {"Int8", &api->Int8, 1},
+        {"Float32", &api->Float32, 1}, {"Float64", &api->Float64, 1},
+        {"E8M0", &api->E8M0, 1}, {"E5M2", &api->E5M2, 1},
+        {"E4M3", &api->E4M3, 1}, {"E3M2", &api->E3M2, 1},
+        {"E2M3", &api->E2M3, 1}, {"E2M1", &api->E2M1, 1},
+        /* NULL in a build without the block-scaled built-ins. */
+        {"MXFP8_E4M3", &api->MXFP8_E4M3, 0},
+        {"MXFP8_E5M2", &api->MXFP8_E5M2, 0},
+        {"MXFP6_E3M2", &api->MXFP6_E3M2, 0},
+        {"MXFP6_E2M3", &api->MXFP6_E2M3, 0},
+        {"MXFP4", &api->MXFP4, 0}, {"MXINT8", &api->MXINT8, 0},
+        {"NVFP4", &api->NVFP4, 0},
+        {NULL, NULL, 0},
+    };
+    int i;
+
+    for (i = 0; builtins[i].name != NULL; i++) {
+        PyObject *obj = PyDict_GetItemString(st->dtype_type->tp_dict,
+                                             builtins[i].name);
+        if (obj == NULL && builtins[i].required) {
+            PyErr_Format(PyExc_SystemError,
+                         "C API: the built-in DType.%s is not installed",
+                         builtins[i].name);
+            return -1;
+        }
+        *builtins[i].slot = obj;
+    }
+    return 0;
+}
+
+int
+sw_capi_create(PyObject *module, sw_state *st)
+{
+    SW_DTypes_CAPI *api;
+    PyObject *capsule;
+
+    api = PyMem_Calloc(1, sizeof(SW_DTypes_CAPI));
+    if (api == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    st->capi = api;   /* owned by the state from here on (sw_capi_free) */
+    api->api_version = SW_DTYPES_API_VERSION;
+    api->struct_size = sizeof(SW_DTypes_CAPI);
+
+    api->DTypeMetaType = st->meta_type;
+    api->DTypeType = st->dtype_type;
+    api->DTypeCategoryType = st->category_type;
+    api->SimpleDTypeType = st->simple_type;
+    api->CompoundDTypeType = st->compound_type;
+    api->BlockScaledDTypeType = st->block_scaled_type;
+    api->RepresentationRuleType = st->rule_type;
+    api->LevelExtentType = st->level_extent_type;
+    api->LevelType = st->level_type;
+    api->WholeExtentType = st->whole_type;
+    api->SymbolicBitsType = st->symbolic_type;
+    api->Whole = st->whole;
+
+    if (sw_capi_fill_builtins(st, api) < 0) {
+        return -1;
+    }
+
+    api->Kind = sw_capi_kind;
+    api->FromName = sw_capi_from_name;
+    api->FromNameObject = sw_capi_from_name_object;
+    api->Name = sw_capi_name;
+    api->NameUTF8 = sw_capi_name_utf8;
+    api->Bits = sw_capi_bits;
+    api->Supertype = sw_capi_supertype;
+    api->IsSubtype = sw_capi_is_subtype;
+    api->NumPlanes = sw_capi_num_planes;
+    api->Plane = sw_capi_plane;
+    api->Element = sw_capi_element;
+    api->NumLevels = sw_capi_num_levels;
+    api->LevelScale = sw_capi_level_scale;
+    api->LevelBlock = sw_capi_level_block;
+
+    /* No destructor: the table is the state's, not the capsule's, so a
+     * consumer's pointer stays valid even if _C_API is deleted. */
+    capsule = PyCapsule_New(api, SW_DTYPES_CAPSULE_NAME, NULL);
+    if (capsule == NULL) {
+        return -1;
+    }
+    if (PyModule_AddObjectRef(module, SW_DTYPES_CAPSULE_ATTR, capsule) < 0) {
+        Py_DECREF(capsule);
+        return -1;
+    }
+    Py_DECREF(capsule);
+    return 0;
+}
+
+void
+sw_capi_free(sw_state *st)
+{
+    PyMem_Free(st->capi);
+    st->capi = NULL;
+}
