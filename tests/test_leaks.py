@@ -575,8 +575,5 @@ def test_no_leak_through_the_c_api():
         op_c_api(probe)
 
     op()
-    start = time.monotonic()
     problems = _measure(op)
-    elapsed = time.monotonic() - start
     assert problems == [], problems
-    assert elapsed < 30, f"C API group took {elapsed:.1f}s"

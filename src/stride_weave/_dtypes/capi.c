@@ -42,7 +42,7 @@ sw_capi_kind_of(sw_descriptor *d)
     /* A finished descriptor has its element if it is block-scaled; only an
      * unfinished one needs the (slower) class check. */
     st = ((sw_type *)Py_TYPE(d))->state;
-    if (d->build_state != SW_FINISHED && st != NULL
+    if (SW_LOAD_FLAG(d->build_state) != SW_FINISHED && st != NULL
         && st->block_scaled_type != NULL
         && PyObject_TypeCheck((PyObject *)d, st->block_scaled_type)) {
         return SW_DTYPE_KIND_BLOCK_SCALED;
@@ -68,7 +68,7 @@ sw_capi_kind(PyObject *op)
         return SW_DTYPE_KIND_NONE;
     }
     d = (sw_descriptor *)op;
-    if (d->build_state != SW_FINISHED) {
+    if (SW_LOAD_FLAG(d->build_state) != SW_FINISHED) {
         return SW_DTYPE_KIND_NONE;   /* under construction or rejected */
     }
     return sw_capi_kind_of(d);
@@ -104,7 +104,7 @@ sw_capi_arg(PyObject *op, unsigned int kinds, const char *func,
                      expected, op);
         return NULL;
     }
-    if (d->build_state != SW_FINISHED) {
+    if (SW_LOAD_FLAG(d->build_state) != SW_FINISHED) {
         PyErr_Format(PyExc_ValueError,
                      "%s: expected %s, got %R, which is not registered "
                      "(under construction or rejected)", func, expected, op);
