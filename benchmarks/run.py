@@ -1023,6 +1023,14 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
                  % (fmt_ns(by["from_name.hit_user"].ns),
                     fmt_ns(by["from_name.hit"].ns),
                     fmt_ns(by["floor.classattr"].ns)))
+        L.append("- `DType.registered()` as written costs %s ns against %s ns "
+                 "pre-bound (%.2fx the C call floor): the same class "
+                 "attribute load; what the call itself does is return the "
+                 "cached tuple after one version check, whatever the number "
+                 "of registered descriptors (see the scaling section);"
+                 % (fmt_ns(by["registered"].ns),
+                    fmt_ns(by["registered.bound"].ns),
+                    by["registered.bound"].ns / by["floor.call"].ns))
         L.append("- unpickling the `(name, structure)` payload alone costs %s "
                  "ns (%.2fx `pickle.loads` of `int`), because a descriptor "
                  "pickle carries its structure by design (docs/design.md, "
@@ -1032,7 +1040,7 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
                     by["ref.payload"].ns / by["floor.loads"].ns,
                     fmt_ns(by["ref.reconstruct"].ns)
                     if "ref.reconstruct" in by else "—"))
-        if memory:
+        if memory and max(m["bytes_per"] for m in memory) >= 250:
             m = memory[-1]
             L.append("- memory: %d of the %.0f bytes per descriptor are objects "
                      "no other descriptor shares (see the scaling section); the "
