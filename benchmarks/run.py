@@ -548,6 +548,7 @@ def child_timing(size, rounds, target):
     k = names[size // 2]
     target_d = DType.from_name(k)
     ns = dict(D=DType, S=SimpleDType, fn=DType.from_name, k=k, x=1,
+              reg=DType.registered,
               get={n: DType.from_name(n) for n in names}.get)
     assert ns["get"](k) is target_d
     benches = [
@@ -559,6 +560,8 @@ def child_timing(size, rounds, target):
               floor="floor.call"),
         Bench("registered.narrowed", "SimpleDType.registered()",
               "S.registered()", ns, "scale", floor="floor.call"),
+        Bench("registered.bound", "DType.registered(), pre-bound",
+              "reg()", ns, "scale", floor="floor.call"),
     ]
     run_benches(benches, rounds, target)
     res = {b.key: b.ns for b in benches}
@@ -754,6 +757,15 @@ def evaluate_targets(by, reg, scale, memory, quick):
                      fmt_ns(largest[key.replace(".", "_") + "_rebuild_ns"])),
                   v <= 1.3))
         ok_size = largest["size"] >= 100000
+        if key == "registered":
+            bound = largest["registered.bound"] / largest["floor.call"]
+            T.append(("registered() (pre-bound) under 2x the floor at 100k "
+                      "entries",
+                      "%.2fx at %s entries (%s ns)%s"
+                      % (bound, "{:,}".format(largest["size"]),
+                         fmt_ns(largest["registered.bound"]),
+                         "" if ok_size else "; 100k not measured in --quick"),
+                      (bound < 2.0) if ok_size else None))
         T.append(("%s under 2x the floor at 100k entries" % what,
                   "%.2fx at %s entries (%s ns)%s"
                   % (big, "{:,}".format(largest["size"]), fmt_ns(largest[key]),

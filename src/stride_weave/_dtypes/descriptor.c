@@ -11,6 +11,8 @@
  */
 #include "sw_internal.h"
 
+#include <string.h>
+
 #include <structmember.h>
 
 static sw_state *
@@ -779,6 +781,21 @@ sw_registered(PyObject *cls, PyObject *Py_UNUSED(ignored))
     return sw_registry_snapshot(&st->registry, (PyTypeObject *)cls);
 }
 
+/* registered() as the class's bound builtin: METH_FASTCALL, because
+ * CPython 3.11 specializes calls of fastcall builtins but not of
+ * METH_NOARGS ones. */
+static PyObject *
+sw_registered_fast(PyObject *cls, PyObject *const *Py_UNUSED(args),
+                   Py_ssize_t nargs)
+{
+    if (nargs != 0) {
+        PyErr_Format(PyExc_TypeError,
+                     "registered() takes no arguments (%zd given)", nargs);
+        return NULL;
+    }
+    return sw_registered(cls, NULL);
+}
+
 /* The model takes one class keyword, `abstract` (consumed by the
  * metaclass); any other that reaches here is refused by name. */
 static PyObject *
@@ -944,7 +961,7 @@ static PyMethodDef sw_bound_class_methods[] = {
                "Called on a subclass, the descriptor must also be an "
                "instance of it.  Raises TypeError for a non-str name and "
                "LookupError for an unknown name or a kind mismatch.")},
-    {"registered", sw_registered, METH_NOARGS,
+    {"registered", SW_CFUNC(sw_registered_fast), METH_FASTCALL,
      PyDoc_STR("registered($cls, /)\n--\n\n"
                "Return an immutable tuple snapshot of the registered "
                "descriptors that are instances of this class, in "
@@ -958,7 +975,7 @@ sw_bound_class_method_def(PyMethodDef *m)
     PyMethodDef *p;
 
     for (p = sw_bound_class_methods; p->ml_name != NULL; p++) {
-        if (p->ml_meth == m->ml_meth) {
+        if (strcmp(p->ml_name, m->ml_name) == 0) {
             return p;
         }
     }
