@@ -147,3 +147,42 @@ def encode_leaf(value):
         parts = tuple(encode_leaf(v) for v in value)
         return None if any(p is None for p in parts) else parts
     return None
+
+
+# --------------------------------------------------------------------------
+# Walking and editing structures (shared by the fuzz tests and the atheris
+# harness in fuzz/)
+# --------------------------------------------------------------------------
+
+def structure_paths(s, max_depth=40, max_items=16):
+    """Paths to nodes through exact tuples (the root included), without
+    descending past max_depth or beyond the first max_items of a tuple, so
+    that earlier deep or huge mutations keep this cheap."""
+    out = []
+    stack = [((), s)]
+    while stack:
+        path, node = stack.pop()
+        out.append(path)
+        if type(node) is tuple and len(path) < max_depth:
+            for i, item in enumerate(node[:max_items]):
+                stack.append((path + (i,), item))
+    return sorted(out)
+
+
+def get_at(s, path):
+    """The node of s at path."""
+    for i in path:
+        s = s[i]
+    return s
+
+
+def put_at(s, path, new):
+    """s with the node at path replaced by new (iterative: paths can be
+    thousands deep)."""
+    parents = []
+    for i in path:
+        parents.append((s, i))
+        s = s[i]
+    for parent, i in reversed(parents):
+        new = parent[:i] + (new,) + parent[i + 1:]
+    return new

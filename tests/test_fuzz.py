@@ -66,6 +66,9 @@ from _fuzz_oracle import (
     armed,
     encode_leaf,
     expected_reconstruct,
+    get_at,
+    put_at,
+    structure_paths,
 )
 from _fuzz_oracle import registry_by_name as _registry_by_name
 from conftest import registry_unchanged, unique_name
@@ -218,42 +221,9 @@ VALUES = st.recursive(
 )
 
 
-def _paths(s, max_depth=40, max_items=16):
-    """Paths to nodes through exact tuples (the root included), without
-    descending past max_depth or beyond the first max_items of a tuple, so
-    that earlier deep or huge mutations keep this cheap."""
-    out = []
-    stack = [((), s)]
-    while stack:
-        path, node = stack.pop()
-        out.append(path)
-        if type(node) is tuple and len(path) < max_depth:
-            for i, item in enumerate(node[:max_items]):
-                stack.append((path + (i,), item))
-    return sorted(out)
-
-
-def _get(s, path):
-    for i in path:
-        s = s[i]
-    return s
-
-
-def _put(s, path, new):
-    """s with the node at path replaced by new (iterative: paths can be
-    thousands deep)."""
-    parents = []
-    for i in path:
-        parents.append((s, i))
-        s = s[i]
-    for parent, i in reversed(parents):
-        new = parent[:i] + (new,) + parent[i + 1:]
-    return new
-
-
 def _mutate(data, s):
-    path = data.draw(st.sampled_from(_paths(s)), label="path")
-    node = _get(s, path)
+    path = data.draw(st.sampled_from(structure_paths(s)), label="path")
+    node = get_at(s, path)
     ops = ["replace", "wrap", "deepen", "hostile", "huge", "listify",
            "other_structure"]
     if path:
@@ -264,37 +234,37 @@ def _mutate(data, s):
         ops += ["edit_str"]
     op = data.draw(st.sampled_from(ops), label="op")
     if op == "replace":
-        return _put(s, path, data.draw(VALUES, label="value"))
+        return put_at(s, path, data.draw(VALUES, label="value"))
     if op == "wrap":
-        return _put(s, path, (node,))
+        return put_at(s, path, (node,))
     if op == "deepen":
         depth = data.draw(st.sampled_from([10, 1000, 20000]), label="depth")
-        return _put(s, path, _deep(node, depth))
+        return put_at(s, path, _deep(node, depth))
     if op == "hostile":
         if type(node) is tuple:
-            return _put(s, path, HostileTuple(node))
+            return put_at(s, path, HostileTuple(node))
         if type(node) is str:
-            return _put(s, path, HostileStr(node))
+            return put_at(s, path, HostileStr(node))
         return s
     if op == "huge":
         n = data.draw(st.sampled_from([2, 1000, 100_000]), label="copies")
-        return _put(s, path, (node,) * n)
+        return put_at(s, path, (node,) * n)
     if op == "listify":
-        return _put(s, path, [node])
+        return put_at(s, path, [node])
     if op == "other_structure":
         other = data.draw(st.sampled_from(TARGETS), label="other").structure()
-        return _put(s, path, other)
+        return put_at(s, path, other)
     if op == "edit_str":
         extra = data.draw(st.text(max_size=3), label="extra")
         cut = data.draw(st.integers(0, len(node)), label="cut")
-        return _put(s, path, node[:cut] + extra)
+        return put_at(s, path, node[:cut] + extra)
     if op == "truncate":
         k = data.draw(st.integers(0, len(node) - 1), label="keep")
-        return _put(s, path, node[:k])
+        return put_at(s, path, node[:k])
     if op == "append":
-        return _put(s, path, node + (data.draw(VALUES, label="extra"),))
+        return put_at(s, path, node + (data.draw(VALUES, label="extra"),))
     parent_path, i = path[:-1], path[-1]
-    parent = _get(s, parent_path)
+    parent = get_at(s, parent_path)
     if op == "delete":
         new = parent[:i] + parent[i + 1:]
     elif op == "insert":
@@ -306,7 +276,7 @@ def _mutate(data, s):
         items = list(parent)
         items[i], items[j] = items[j], items[i]
         new = tuple(items)
-    return _put(s, parent_path, new)
+    return put_at(s, parent_path, new)
 
 
 NAMES = st.one_of(
@@ -367,11 +337,11 @@ def test_reconstruct_real_structure_with_hostile_name_and_containers(d, data):
     replaced by hostile subclasses anywhere is a ValueError."""
     assert check_reconstruct(HostileStr(d.name), d.structure()) is d
     s = d.structure()
-    paths = _paths(s)
+    paths = structure_paths(s)
     path = data.draw(st.sampled_from(paths), label="path")
-    node = _get(s, path)
+    node = get_at(s, path)
     hostile = HostileTuple(node) if type(node) is tuple else HostileStr(node)
-    check_reconstruct(d.name, _put(s, path, hostile))
+    check_reconstruct(d.name, put_at(s, path, hostile))
     # The top level may be a tuple subclass (it is a tuple), never equal.
     assert type(check_reconstruct(d.name, HostileTuple(s))) is ValueError
 
@@ -452,7 +422,7 @@ def test_reconstruct_a_deep_registered_chain_returns_the_identity(deep_chain):
     while deepest[1][1] != "none":
         path += [1, 1, 2]
         deepest = deepest[1][1][2]
-    mutated = _put(s, tuple(path) + (1, 1), "str:elsewhere")
+    mutated = put_at(s, tuple(path) + (1, 1), "str:elsewhere")
     err = check_reconstruct(deep_chain.name, mutated)
     assert type(err) is ValueError and "..." in str(err)
     # A sibling chain with the same shape matches structurally.
@@ -492,7 +462,7 @@ def test_reconstruct_through_pickle_loads(d, protocol, data):
     s = d.structure()
     mutate = data.draw(st.booleans(), label="mutate")
     if mutate:
-        s = _put(s, data.draw(st.sampled_from(_paths(s))),
+        s = put_at(s, data.draw(st.sampled_from(structure_paths(s))),
                  data.draw(st.one_of(TAGGED, st.integers(), st.none(),
                                      st.just(()))))
     payload = _Crafted(d.name, s)
