@@ -18,7 +18,6 @@ possible during both tests (restored afterwards).
 """
 import pickle
 import random
-import sys
 import threading
 import time
 import traceback

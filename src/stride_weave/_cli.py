@@ -32,6 +32,8 @@ import json
 import os
 import sys
 
+from stride_weave._dtypes import BlockScaledDType, DType, SymbolicBits
+
 NO_SUPERTYPE = "(no supertype)"
 
 #: Version of the ``--json`` document format; bumped on incompatible changes.
@@ -82,8 +84,6 @@ def _block_scaled_text(d, ascii_only):
 
 
 def _contract(d):
-    from stride_weave._dtypes import BlockScaledDType
-
     if isinstance(d, BlockScaledDType):
         return "block-scaled"
     if d.is_category():
@@ -184,8 +184,6 @@ def render(descriptors, dtype_cls, ascii_only=False):
 
 
 def _bits_per_element_data(bpe):
-    from stride_weave._dtypes import SymbolicBits
-
     if isinstance(bpe, SymbolicBits):
         return {"constant": bpe.constant, "whole_scale_bits": bpe.whole_scale_bits}
     return bpe
@@ -453,8 +451,6 @@ def main(argv=None):
 
 
 def _print_json(out):
-    from stride_weave._dtypes import DType
-
     # ensure_ascii: any name is safe on any terminal and in any file.
     out.write(json.dumps(graph_data(DType.registered(), DType), indent=2))
     out.write("\n")
@@ -472,14 +468,10 @@ def _print_lines(lines, out):
 
 
 def _print_dot(out):
-    from stride_weave._dtypes import DType
-
     _print_lines(render_dot(DType.registered(), DType), out)
 
 
 def _print_graph(ascii_requested, out):
-    from stride_weave._dtypes import DType
-
     descriptors = DType.registered()
     ascii_only = ascii_requested or not _can_encode(out, "".join(_UNICODE.values()))
     n_ext = sum(1 for d in descriptors if not is_builtin(d, DType))

@@ -13,20 +13,6 @@
 
 /* ---- argument checks ------------------------------------------------------ */
 
-static int
-sw_bs_check_element(sw_state *st, PyObject *element)
-{
-    if (!PyObject_TypeCheck(element, st->simple_type)) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s: element must be a SimpleDType, got %s", SW_BS_INIT,
-                     PyObject_TypeCheck(element, st->base_type)
-                         ? _PyType_Name(Py_TYPE(element))
-                         : Py_TYPE(element)->tp_name);
-        return -1;
-    }
-    return sw_check_reference(st, element, "element", SW_BS_INIT);
-}
-
 /* The levels as a new tuple of Level, innermost first; only the last may
  * be Whole. */
 static PyObject *
@@ -237,7 +223,8 @@ sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
         return -1;
     }
     exact = sw_normalize_name(name, SW_BS_INIT);
-    if (exact == NULL || sw_bs_check_element(st, element) < 0) {
+    if (exact == NULL
+        || sw_check_simple_reference(st, element, "element", SW_BS_INIT) < 0) {
         goto error;
     }
     levels = sw_bs_check_levels(st, levels_arg);

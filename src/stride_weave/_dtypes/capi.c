@@ -153,17 +153,11 @@ static PyObject *
 sw_capi_lookup(PyObject *exact)
 {
     sw_state *st = sw_state_current();
-    PyObject *found;
 
     if (st == NULL || sw_state_check(st) < 0) {
         return NULL;
     }
-    found = sw_registry_lookup(&st->registry, exact);
-    if (found == NULL && !PyErr_Occurred()) {
-        PyErr_Format(PyExc_LookupError,
-                     "no descriptor is registered under the name %R", exact);
-    }
-    return found;
+    return sw_registry_find(&st->registry, exact);
 }
 
 static PyObject *
@@ -201,9 +195,7 @@ sw_capi_from_name_object(PyObject *name)
                      Py_TYPE(name)->tp_name);
         return NULL;
     }
-    /* A str subclass is copied, so hashing and comparing run no user code. */
-    exact = PyUnicode_CheckExact(name) ? Py_NewRef(name)
-                                       : PyUnicode_FromObject(name);
+    exact = sw_exact_str(name);
     if (exact == NULL) {
         return NULL;
     }
@@ -261,22 +253,13 @@ sw_capi_is_subtype(PyObject *op, PyObject *other)
 {
     sw_descriptor *d = sw_capi_arg(op, SW_ANY_KIND, "SW_DType_IsSubtype",
                                    "a registered descriptor");
-    Py_ssize_t i;
 
     if (d == NULL
         || sw_capi_arg(other, SW_ANY_KIND, "SW_DType_IsSubtype",
                        "a registered descriptor as other") == NULL) {
         return -1;
     }
-    if (op == other) {
-        return 1;
-    }
-    for (i = 0; i < PyTuple_GET_SIZE(d->supertypes); i++) {
-        if (PyTuple_GET_ITEM(d->supertypes, i) == other) {
-            return 1;
-        }
-    }
-    return 0;
+    return sw_descriptor_reaches(d, other);
 }
 
 static Py_ssize_t
@@ -372,29 +355,26 @@ sw_capi_level_block(PyObject *op, Py_ssize_t i)
 static int
 sw_capi_fill_builtins(sw_state *st, SW_DTypes_CAPI *api)
 {
-    struct { const char *name; PyObject **slot; int required; } builtins[] = {
-        {"Any", &api->Any, 1}, {"Floating", &api->Floating, 1},
-        {"Integer", &api->Integer, 1}, {"Bool", &api->Bool, 1},
-        {"Int32", &api->Int32, 1}, {"Int8", &api->Int8, 1},
-        {"Float32", &api->Float32, 1}, {"Float64", &api->Float64, 1},
-        {"E8M0", &api->E8M0, 1}, {"E5M2", &api->E5M2, 1},
-        {"E4M3", &api->E4M3, 1}, {"E3M2", &api->E3M2, 1},
-        {"E2M3", &api->E2M3, 1}, {"E2M1", &api->E2M1, 1},
-        /* NULL in a build without the block-scaled built-ins. */
-        {"MXFP8_E4M3", &api->MXFP8_E4M3, 0},
-        {"MXFP8_E5M2", &api->MXFP8_E5M2, 0},
-        {"MXFP6_E3M2", &api->MXFP6_E3M2, 0},
-        {"MXFP6_E2M3", &api->MXFP6_E2M3, 0},
-        {"MXFP4", &api->MXFP4, 0}, {"MXINT8", &api->MXINT8, 0},
-        {"NVFP4", &api->NVFP4, 0},
-        {NULL, NULL, 0},
+    struct { const char *name; PyObject **slot; } builtins[] = {
+        {"Any", &api->Any}, {"Floating", &api->Floating},
+        {"Integer", &api->Integer}, {"Bool", &api->Bool},
+        {"Int32", &api->Int32}, {"Int8", &api->Int8},
+        {"Float32", &api->Float32}, {"Float64", &api->Float64},
+        {"E8M0", &api->E8M0}, {"E5M2", &api->E5M2},
+        {"E4M3", &api->E4M3}, {"E3M2", &api->E3M2},
+        {"E2M3", &api->E2M3}, {"E2M1", &api->E2M1},
+        {"MXFP8_E4M3", &api->MXFP8_E4M3}, {"MXFP8_E5M2", &api->MXFP8_E5M2},
+        {"MXFP6_E3M2", &api->MXFP6_E3M2}, {"MXFP6_E2M3", &api->MXFP6_E2M3},
+        {"MXFP4", &api->MXFP4}, {"MXINT8", &api->MXINT8},
+        {"NVFP4", &api->NVFP4},
+        {NULL, NULL},
     };
     int i;
 
     for (i = 0; builtins[i].name != NULL; i++) {
         PyObject *obj = PyDict_GetItemString(st->dtype_type->tp_dict,
                                              builtins[i].name);
-        if (obj == NULL && builtins[i].required) {
+        if (obj == NULL) {
             PyErr_Format(PyExc_SystemError,
                          "C API: the built-in DType.%s is not installed",
                          builtins[i].name);

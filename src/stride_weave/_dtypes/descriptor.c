@@ -188,8 +188,7 @@ sw_normalize_name(PyObject *name, const char *funcname)
                      "%s: name must be a non-empty str, got ''", funcname);
         return NULL;
     }
-    exact = PyUnicode_CheckExact(name) ? Py_NewRef(name)
-                                       : PyUnicode_FromObject(name);
+    exact = sw_exact_str(name);
     if (exact == NULL) {
         return NULL;
     }
@@ -229,6 +228,23 @@ sw_check_reference(sw_state *st, PyObject *ref, const char *argname,
                  sw_type_short_name(ref), r->name ? r->name : Py_None,
                  problem);
     return -1;
+}
+
+/* A registered SimpleDType argument (Level's scale, a block-scaled
+ * element): TypeError for anything else, ValueError when unfinished,
+ * rejected or not the canonical identity. */
+int
+sw_check_simple_reference(sw_state *st, PyObject *ref, const char *argname,
+                          const char *funcname)
+{
+    if (!PyObject_TypeCheck(ref, st->simple_type)) {
+        PyErr_Format(PyExc_TypeError, "%s: %s must be a SimpleDType, got %s",
+                     funcname, argname,
+                     PyObject_TypeCheck(ref, st->base_type)
+                         ? sw_type_short_name(ref) : Py_TYPE(ref)->tp_name);
+        return -1;
+    }
+    return sw_check_reference(st, ref, argname, funcname);
 }
 
 /* supertype: a registered DTypeCategory (or None when allowed). */
@@ -619,7 +635,6 @@ sw_is_subtype_of(PyObject *self, PyObject *other)
 {
     sw_descriptor *d = (sw_descriptor *)self;
     sw_state *st = sw_descriptor_state(self);
-    Py_ssize_t i;
 
     if (sw_state_check(st) < 0) {
         return NULL;
@@ -637,15 +652,7 @@ sw_is_subtype_of(PyObject *self, PyObject *other)
     if (sw_descriptor_check_usable(d) < 0) {
         return NULL;
     }
-    if (other == self) {
-        Py_RETURN_TRUE;
-    }
-    for (i = 0; i < PyTuple_GET_SIZE(d->supertypes); i++) {
-        if (PyTuple_GET_ITEM(d->supertypes, i) == other) {
-            Py_RETURN_TRUE;
-        }
-    }
-    Py_RETURN_FALSE;
+    return PyBool_FromLong(sw_descriptor_reaches(d, other));
 }
 
 static PyObject *
@@ -742,18 +749,12 @@ sw_from_name(PyObject *cls, PyObject *name)
                      ((PyTypeObject *)cls)->tp_name, Py_TYPE(name)->tp_name);
         return NULL;
     }
-    exact = PyUnicode_CheckExact(name) ? Py_NewRef(name)
-                                       : PyUnicode_FromObject(name);
+    exact = sw_exact_str(name);
     if (exact == NULL) {
         return NULL;
     }
-    found = sw_registry_lookup(&st->registry, exact);
+    found = sw_registry_find(&st->registry, exact);
     if (found == NULL) {
-        if (!PyErr_Occurred()) {
-            PyErr_Format(PyExc_LookupError,
-                         "no descriptor is registered under the name %R",
-                         exact);
-        }
         Py_DECREF(exact);
         return NULL;
     }

@@ -26,15 +26,7 @@ sw_level_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
                                         &scale, &block)) {
         return NULL;
     }
-    if (!PyObject_TypeCheck(scale, st->simple_type)) {
-        PyErr_Format(PyExc_TypeError,
-                     "Level(): scale must be a SimpleDType, got %s",
-                     PyObject_TypeCheck(scale, st->base_type)
-                         ? _PyType_Name(Py_TYPE(scale))
-                         : Py_TYPE(scale)->tp_name);
-        return NULL;
-    }
-    if (sw_check_reference(st, scale, "scale", "Level()") < 0) {
+    if (sw_check_simple_reference(st, scale, "scale", "Level()") < 0) {
         return NULL;
     }
     if (block == st->whole) {

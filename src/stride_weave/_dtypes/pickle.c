@@ -32,8 +32,7 @@ sw_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                      Py_TYPE(name)->tp_name);
         return NULL;
     }
-    exact = PyUnicode_CheckExact(name) ? Py_NewRef(name)
-                                       : PyUnicode_FromObject(name);
+    exact = sw_exact_str(name);
     if (exact == NULL) {
         return NULL;
     }

@@ -141,6 +141,19 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
     return found;
 }
 
+/* Like sw_registry_lookup, but an absent name is a LookupError. */
+PyObject *
+sw_registry_find(sw_registry *r, PyObject *name)
+{
+    PyObject *found = sw_registry_lookup(r, name);
+
+    if (found == NULL && !PyErr_Occurred()) {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R", name);
+    }
+    return found;
+}
+
 int
 sw_registry_contains(sw_registry *r, PyObject *name)
 {

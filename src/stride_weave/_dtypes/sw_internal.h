@@ -205,6 +205,31 @@ sw_descriptor_supertype(sw_descriptor *d)
         ? PyTuple_GET_ITEM(d->supertypes, 0) : NULL;
 }
 
+/* 1 when `other` is `d` or one of its enclosing categories. */
+static inline int
+sw_descriptor_reaches(sw_descriptor *d, PyObject *other)
+{
+    Py_ssize_t i;
+
+    if ((PyObject *)d == other) {
+        return 1;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(d->supertypes); i++) {
+        if (PyTuple_GET_ITEM(d->supertypes, i) == other) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A new reference to `s` (a str) as an exact str: a subclass is copied
+ * without running its methods, so hashing and comparing run no user code. */
+static inline PyObject *
+sw_exact_str(PyObject *s)
+{
+    return PyUnicode_CheckExact(s) ? Py_NewRef(s) : PyUnicode_FromObject(s);
+}
+
 /* 1 for a finished-or-building block-scaled dtype whose base ran. */
 static inline int
 sw_descriptor_is_block_scaled(sw_descriptor *d)
@@ -274,6 +299,8 @@ int sw_check_kwargs(PyObject *kwds, const char *const *allowed,
 PyObject *sw_normalize_name(PyObject *name, const char *funcname);
 int sw_check_reference(sw_state *st, PyObject *ref, const char *argname,
                        const char *funcname);
+int sw_check_simple_reference(sw_state *st, PyObject *ref,
+                              const char *argname, const char *funcname);
 int sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
                        const char *funcname);
 PyObject *sw_descriptor_repr(PyObject *self);
@@ -330,6 +357,7 @@ int sw_registry_init(sw_registry *r);
 void sw_registry_fini(sw_registry *r);
 int sw_registry_traverse(sw_registry *r, visitproc visit, void *arg);
 PyObject *sw_registry_lookup(sw_registry *r, PyObject *name);
+PyObject *sw_registry_find(sw_registry *r, PyObject *name);
 int sw_registry_contains(sw_registry *r, PyObject *name);
 int sw_registry_is_canonical(sw_registry *r, sw_descriptor *d);
 int sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *unique,
