@@ -269,7 +269,6 @@ typedef struct {
 sw_state *sw_state_from_class(PyTypeObject *cls);
 sw_state *sw_state_current(void);   /* borrowed: this interpreter's graph */
 int sw_state_check(sw_state *st);
-PyObject *sw_type_name(PyTypeObject *tp);  /* new ref: __name__ of tp */
 
 /* meta.c */
 PyObject *sw_meta_create_type(PyObject *module);
