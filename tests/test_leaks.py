@@ -345,6 +345,8 @@ def _method(self, *args):
 
 
 class _NameMixin:
+    __slots__ = ()
+
     @property
     def name(self):
         return "x"

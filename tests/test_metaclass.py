@@ -102,12 +102,25 @@ def test_subclass_of_two_user_subclasses_of_same_kind_is_allowed():
 
 def test_plain_mixin_without_owned_members_is_allowed():
     class Mixin:
+        __slots__ = ()
+
         def describe(self):
             return f"<{self.name}>"
 
     Cls = _new_class("WithMixin", (Mixin, SimpleDType), {"abstract": False})
     d = Cls(unique_name("Mixin"), bits=8, supertype=DType.Floating)
     assert d.describe() == f"<{d.name}>"
+
+
+def test_mixin_that_brings_an_instance_dict_is_refused():
+    # Instances of a descriptor class keep their attributes themselves and
+    # seal them; a mixin's CPython instance dict would stay writable.
+    class DictMixin:
+        def describe(self):
+            return "x"
+
+    with refused(TypeError, match=r"gives instances a __dict__.*__slots__ = \(\)"):
+        _new_class("WithDictMixin", (DictMixin, SimpleDType), {"abstract": False})
 
 
 # --------------------------------------------------------------------------

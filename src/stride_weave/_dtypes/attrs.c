@@ -9,8 +9,16 @@
  * gives it __slots__ = () and the attributes live in the object's own
  * `attrs` dict, reached through the class's tp_getattro and __dict__
  * accessor here.  __slots__ members are wrapped in accessors that refuse
- * writes once sealed.  (A base class from outside the model that brings
- * its own instance dict keeps it; see docs/design.md.)
+ * writes once sealed.  A class may not get CPython's instance dict at all
+ * (meta.c refuses a "__dict__" slot and a mixin that brings one).
+ *
+ * Sealing freezes `attrs` (sw_attrs_freeze): the names are checked (exact
+ * str, never a model-owned name), the dict is replaced by a fresh copy, so
+ * a reference handed out while building (vars(self), self.__dict__,
+ * gc.get_referents(self)) no longer reaches it, and the copy is neither
+ * tracked by the garbage collector nor visited as a container: the object's
+ * traverse visits its entries instead (sw_attrs_traverse).  Nothing in
+ * Python can reach the sealed dict, so nothing can change it.
  *
  * Free-threaded builds: `attrs` is created lazily and may be replaced
  * (`__dict__ = {...}`) while the object is built, so it is read and written
@@ -119,7 +127,13 @@ sw_attrs_dict_get(PyObject *self, void *Py_UNUSED(closure))
     if (dict == NULL || building) {
         return dict;
     }
-    proxy = PyDictProxy_New(dict);   /* sealed: a read-only view */
+    /* Sealed: a read-only view of a copy, so not even gc.get_referents of
+     * the view reaches the object's own dict. */
+    Py_SETREF(dict, PyDict_Copy(dict));
+    if (dict == NULL) {
+        return NULL;
+    }
+    proxy = PyDictProxy_New(dict);
     Py_DECREF(dict);
     return proxy;
 }
@@ -164,36 +178,53 @@ static PyGetSetDef sw_attrs_dict_def = {
     NULL,
 };
 
-/* A class that brought CPython's own instance dict (from a base outside
- * the model): show it read-only once sealed. */
+/* ---- identity slots of the C layouts (descriptors and rules) ------------------ */
+
+/* The C layouts define these slots themselves, so every member they stand
+ * for (__class__, __hash__, __eq__, ..., __getattribute__) is found in the
+ * model's own dict, ahead of any mixin in a subclass's MRO. */
+
 static PyObject *
-sw_native_dict_get(PyObject *self, void *Py_UNUSED(closure))
+sw_sealed_class_get(PyObject *self, void *Py_UNUSED(closure))
 {
-    PyObject *dict = PyObject_GenericGetDict(self, NULL);
-    PyObject *proxy;
-
-    if (dict == NULL || sw_attrs_building(self)) {
-        return dict;
-    }
-    proxy = PyDictProxy_New(dict);
-    Py_DECREF(dict);
-    return proxy;
+    return Py_NewRef(Py_TYPE(self));
 }
 
+/* object.__setattr__(obj, "__class__", cls) reaches this setter on every
+ * CPython (3.13+ no longer routes it through tp_setattro first). */
 static int
-sw_native_dict_set(PyObject *self, PyObject *value, void *closure)
+sw_sealed_class_set(PyObject *self, PyObject *value, void *Py_UNUSED(closure))
 {
-    if (!sw_attrs_building(self) || value == NULL) {
-        return sw_attrs_dict_set(self, NULL, closure);
-    }
-    return PyObject_GenericSetDict(self, value, NULL);
+    PyErr_Format(PyExc_AttributeError,
+                 "cannot %s __class__ of a %s: its class is part of its "
+                 "identity", value ? "assign" : "delete",
+                 Py_TYPE(self)->tp_name);
+    return -1;
 }
 
-static PyGetSetDef sw_native_dict_def = {
-    "__dict__", sw_native_dict_get, sw_native_dict_set,
-    PyDoc_STR("The object's own attributes (a read-only view once sealed)."),
-    NULL,
+PyGetSetDef sw_sealed_getset[] = {
+    {"__class__", sw_sealed_class_get, sw_sealed_class_set,
+     PyDoc_STR("The object's class (cannot be reassigned)."), NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
+
+Py_hash_t
+sw_identity_hash(PyObject *self)
+{
+    return _Py_HashPointer(self);
+}
+
+PyObject *
+sw_identity_richcompare(PyObject *self, PyObject *other, int op)
+{
+    if (op == Py_EQ) {
+        return Py_NewRef(self == other ? Py_True : Py_False);
+    }
+    if (op == Py_NE) {
+        return Py_NewRef(self != other ? Py_True : Py_False);
+    }
+    Py_RETURN_NOTIMPLEMENTED;
+}
 
 /* ---- __slots__ ------------------------------------------------------------------ */
 
@@ -292,6 +323,10 @@ sw_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
         defs[i].set = sw_slot_set;
         defs[i].doc = m->doc;
         defs[i].closure = m;
+        /* A hook of the class (__init_subclass__, __set_name__) may have
+         * kept type()'s own member descriptor before this replaces it:
+         * READONLY makes that one refuse writes; ours writes itself. */
+        m->flags |= READONLY;
         getset = PyDescr_NewGetSet(cls, &defs[i]);
         if (getset == NULL
             || PyDict_SetItemString(cls->tp_dict, m->name, getset) < 0) {
@@ -306,20 +341,78 @@ sw_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
 
 /* ---- class setup, called by the metaclasses ---------------------------------------- */
 
+/* An exact str copy of a __slots__ entry (new reference); other types
+ * are passed on for type() to report. */
+static PyObject *
+sw_attrs_exact_slots(PyObject *slots)
+{
+    PyObject *result;
+    Py_ssize_t i, n = PyTuple_GET_SIZE(slots);
+
+    result = PyTuple_New(n);
+    if (result == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *slot = PyTuple_GET_ITEM(slots, i);
+        slot = PyUnicode_Check(slot) ? sw_exact_str(slot) : Py_NewRef(slot);
+        if (slot == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, i, slot);
+    }
+    return result;
+}
+
 /* Before the class is created: return a new reference to a copy of the
- * namespace in which __slots__ is a str or a tuple (an iterable is read
- * here, once, so type() and the owned-member check see the same names).
- * A namespace without __slots__ asks for attributes: it gets
+ * namespace whose keys are exact str (a str subclass key is copied without
+ * running its methods; any other key is a TypeError, since a key with its
+ * own __hash__/__eq__ would take part in every attribute lookup of the
+ * class) and whose __slots__ is an exact str or a tuple (an iterable is
+ * read here, once, so type() and the owned-member check see the same
+ * names).  A namespace without __slots__ asks for attributes: it gets
  * __slots__ = () so CPython adds no instance dict, and *own_attrs = 1. */
 PyObject *
-sw_attrs_prepare_namespace(PyObject *ns, int *own_attrs)
+sw_attrs_prepare_namespace(PyObject *ns, const char *clsname, int *own_attrs)
 {
-    PyObject *copy, *slots;
-    int status;
+    PyObject *copy, *slots, *key, *value;
+    Py_ssize_t pos = 0;
+    int status = 0;
 
     *own_attrs = 0;
-    copy = PyDict_Copy(ns);
+    copy = PyDict_New();
     if (copy == NULL) {
+        return NULL;
+    }
+    while (status == 0 && PyDict_Next(ns, &pos, &key, &value)) {
+        PyObject *exact;
+
+        if (!PyUnicode_Check(key)) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: attribute names must be str, got a key "
+                         "of type %s", clsname, Py_TYPE(key)->tp_name);
+            status = -1;
+            break;
+        }
+        exact = sw_exact_str(key);
+        if (exact == NULL) {
+            status = -1;
+            break;
+        }
+        if (PyDict_Contains(copy, exact)) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: the namespace names %R twice (a str "
+                         "subclass key equal to another key)", clsname, exact);
+            status = -1;
+        }
+        else {
+            status = PyDict_SetItem(copy, exact, value);
+        }
+        Py_DECREF(exact);
+    }
+    if (status < 0) {
+        Py_DECREF(copy);
         return NULL;
     }
     slots = PyDict_GetItemString(copy, "__slots__");   /* borrowed */
@@ -327,12 +420,14 @@ sw_attrs_prepare_namespace(PyObject *ns, int *own_attrs)
         *own_attrs = 1;
         slots = PyTuple_New(0);
     }
-    else if (PyUnicode_Check(slots) || PyTuple_CheckExact(slots)) {
-        return copy;
+    else if (PyUnicode_Check(slots)) {
+        slots = sw_exact_str(slots);
     }
     else {
         /* The copy holds a reference, so user iteration cannot free it. */
-        slots = PySequence_Tuple(slots);
+        PyObject *items = PySequence_Tuple(slots);
+        slots = items ? sw_attrs_exact_slots(items) : NULL;
+        Py_XDECREF(items);
     }
     if (slots == NULL) {
         Py_DECREF(copy);
@@ -345,6 +440,96 @@ sw_attrs_prepare_namespace(PyObject *ns, int *own_attrs)
         return NULL;
     }
     return copy;
+}
+
+/* ---- sealing ----------------------------------------------------------------- */
+
+/* Freeze the attributes in *attrs for sealing; called inside the object's
+ * critical section right before the seal.  Every name must be a str that
+ * is not in `owned` (compared by value: a str subclass is copied without
+ * running its methods); the dict is replaced by an untracked copy with
+ * exact str keys.  -1 with TypeError leaves *attrs as it was. */
+int
+sw_attrs_freeze(PyObject *self, PyObject **attrs, PyObject *owned)
+{
+    PyObject *frozen, *key, *value;
+    Py_ssize_t pos = 0;
+
+    if (*attrs == NULL) {
+        return 0;
+    }
+    frozen = PyDict_New();
+    if (frozen == NULL) {
+        return -1;
+    }
+    while (PyDict_Next(*attrs, &pos, &key, &value)) {
+        PyObject *exact;
+        int hit;
+
+        if (!PyUnicode_Check(key)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: attribute names must be str, got a key of "
+                         "type %s in its __dict__", Py_TYPE(self)->tp_name,
+                         Py_TYPE(key)->tp_name);
+            goto error;
+        }
+        exact = sw_exact_str(key);
+        if (exact == NULL) {
+            goto error;
+        }
+        hit = PySet_Contains(owned, exact);
+        if (hit == 0) {
+            hit = PyDict_Contains(frozen, exact) ? 2 : 0;
+        }
+        if (hit == 0 && PyDict_SetItem(frozen, exact, value) < 0) {
+            hit = -1;
+        }
+        if (hit == 1) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: its __dict__ holds %R, which is owned by the "
+                         "model and cannot be an attribute of the object",
+                         Py_TYPE(self)->tp_name, exact);
+        }
+        else if (hit == 2) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: its __dict__ names %R twice (a str subclass "
+                         "key equal to another key)", Py_TYPE(self)->tp_name,
+                         exact);
+        }
+        Py_DECREF(exact);
+        if (hit != 0) {
+            goto error;
+        }
+    }
+    PyObject_GC_UnTrack(frozen);
+    Py_SETREF(*attrs, frozen);
+    return 0;
+
+error:
+    Py_DECREF(frozen);
+    return -1;
+}
+
+/* tp_traverse helper: a sealed object's frozen attributes are visited entry
+ * by entry (the dict itself is untracked and reachable from nowhere). */
+int
+sw_attrs_traverse(PyObject *attrs, int sealed, visitproc visit, void *arg)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+
+    if (attrs == NULL) {
+        return 0;
+    }
+    if (!sealed) {
+        Py_VISIT(attrs);
+        return 0;
+    }
+    while (PyDict_Next(attrs, &pos, &key, &value)) {
+        Py_VISIT(key);
+        Py_VISIT(value);
+    }
+    return 0;
 }
 
 /* After the class is created: route attributes through `attrs` (unless a
@@ -371,13 +556,14 @@ sw_attrs_setup_class(PyTypeObject *cls, int own_attrs, PyGetSetDef **slot_defs)
     if (sw_wrap_slot_members(cls, slot_defs) < 0) {
         return -1;
     }
-    if (cls->tp_dictoffset != 0) {
-        /* CPython's instance dict, from a base outside the model. */
-        if (PyDict_GetItemString(cls->tp_dict, "__dict__") != NULL) {
-            getset = PyDescr_NewGetSet(cls, &sw_native_dict_def);
-        }
+    if (cls->tp_dictoffset != 0
+        || PyType_HasFeature(cls, Py_TPFLAGS_MANAGED_DICT)) {
+        /* meta.c refuses every way to get one: never seal such a class. */
+        PyErr_Format(PyExc_SystemError, "class %s has an instance dict",
+                     cls->tp_name);
+        return -1;
     }
-    else if (own_attrs) {
+    if (own_attrs) {
         cls->tp_getattro = sw_attrs_getattro;
         if (!inherits) {
             getset = PyDescr_NewGetSet(cls, &sw_attrs_dict_def);

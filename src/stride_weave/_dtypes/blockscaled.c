@@ -109,7 +109,7 @@ sw_bs_rule(sw_state *st, Py_ssize_t i, PyObject *block)
         return NULL;
     }
     /* Another thread may have raced us here: keep whichever came first. */
-    found = PyDict_SetDefault(st->level_extent_cache, key, rule);  /* borrowed */
+    found = sw_private_setdefault(st->level_extent_cache, key, rule);  /* borrowed */
     Py_DECREF(key);
     Py_DECREF(rule);
     return Py_XNewRef(found);
@@ -335,29 +335,17 @@ error:
 
 /* ---- accessors -------------------------------------------------------------------- */
 
-/* A block-scaled accessor on a usable descriptor whose block-scaled base
- * was initialized. */
+/* A block-scaled accessor's receiver (see sw_descriptor_of_kind). */
 static sw_descriptor *
-sw_bs_checked(PyObject *self)
+sw_bs_checked(PyObject *self, const char *accessor)
 {
-    sw_descriptor *d = (sw_descriptor *)self;
-
-    if (sw_descriptor_check_usable(d) < 0) {
-        return NULL;
-    }
-    if (!sw_descriptor_is_block_scaled(d)) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s object is not an initialized block-scaled dtype",
-                     Py_TYPE(self)->tp_name);
-        return NULL;
-    }
-    return d;
+    return sw_descriptor_of_kind(self, SW_KIND_COMPOUND, 1, accessor);
 }
 
 static PyObject *
 sw_bs_get_element(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_bs_checked(self);
+    sw_descriptor *d = sw_bs_checked(self, "BlockScaledDType.element");
 
     return d ? Py_NewRef(d->compound->element) : NULL;
 }
@@ -365,7 +353,7 @@ sw_bs_get_element(PyObject *self, void *Py_UNUSED(closure))
 static PyObject *
 sw_bs_get_levels(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_bs_checked(self);
+    sw_descriptor *d = sw_bs_checked(self, "BlockScaledDType.levels");
 
     return d ? Py_NewRef(d->compound->levels) : NULL;
 }
@@ -373,7 +361,7 @@ sw_bs_get_levels(PyObject *self, void *Py_UNUSED(closure))
 static PyObject *
 sw_bs_get_num_axes(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_bs_checked(self);
+    sw_descriptor *d = sw_bs_checked(self, "BlockScaledDType.num_axes");
     sw_state *st = ((sw_type *)Py_TYPE(self))->state;
     Py_ssize_t n;
 
@@ -390,7 +378,7 @@ sw_bs_get_num_axes(PyObject *self, void *Py_UNUSED(closure))
 static PyObject *
 sw_bs_get_bits_per_element(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_bs_checked(self);
+    sw_descriptor *d = sw_bs_checked(self, "BlockScaledDType.bits_per_element");
 
     return d ? Py_NewRef(d->compound->bits_per_element) : NULL;
 }

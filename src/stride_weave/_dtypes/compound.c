@@ -43,7 +43,7 @@ sw_compound_check_planes(sw_state *st, PyObject *simple_types)
     }
     for (i = 0; i < PyTuple_GET_SIZE(planes); i++) {
         PyObject *plane = PyTuple_GET_ITEM(planes, i);
-        if (!PyObject_TypeCheck(plane, st->simple_type)) {
+        if (!sw_is_kind(st, plane, SW_KIND_SIMPLE)) {
             PyErr_Format(PyExc_TypeError,
                          "%s: simple_types[%zd] must be a SimpleDType, got %s",
                          SW_COMPOUND_INIT, i,
@@ -225,34 +225,28 @@ error:
 static PyObject *
 sw_compound_get_simple_types(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = (sw_descriptor *)self;
+    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_COMPOUND, 0,
+                                             "CompoundDType.simple_types");
 
-    if (sw_descriptor_check_usable(d) < 0) {
-        return NULL;
-    }
-    return Py_NewRef(d->compound->simple_types);
+    return d ? Py_NewRef(d->compound->simple_types) : NULL;
 }
 
 static PyObject *
 sw_compound_get_num_carriers(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = (sw_descriptor *)self;
+    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_COMPOUND, 0,
+                                             "CompoundDType.num_carriers");
 
-    if (sw_descriptor_check_usable(d) < 0) {
-        return NULL;
-    }
-    return PyLong_FromSsize_t(PyTuple_GET_SIZE(d->compound->simple_types));
+    return d ? PyLong_FromSsize_t(PyTuple_GET_SIZE(d->compound->simple_types)) : NULL;
 }
 
 static PyObject *
 sw_compound_get_rules(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = (sw_descriptor *)self;
+    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_COMPOUND, 0,
+                                             "CompoundDType.representation_rules");
 
-    if (sw_descriptor_check_usable(d) < 0) {
-        return NULL;
-    }
-    return Py_NewRef(d->compound->rules);
+    return d ? Py_NewRef(d->compound->rules) : NULL;
 }
 
 

@@ -52,6 +52,56 @@ sw_descriptor_check_usable(sw_descriptor *d)
     return 0;
 }
 
+/* The receiver of a kind-specific accessor (`accessor`, e.g.
+ * "SimpleDType.bits").  Its getset lives on the shared C layout, so CPython
+ * only checked that `self` is some descriptor: this checks the kind and
+ * that the kind's __init__ set the fields the accessor reads.  TypeError
+ * naming the accessor and the receiver for another kind; ValueError for a
+ * rejected or uninitialized descriptor.  Borrowed, or NULL. */
+sw_descriptor *
+sw_descriptor_of_kind(PyObject *self, sw_kind kind, int block_scaled,
+                      const char *accessor)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+    int fits;
+
+    switch (kind) {
+    case SW_KIND_SIMPLE:
+        fits = d->kind == SW_KIND_SIMPLE;
+        break;
+    case SW_KIND_COMPOUND:
+        fits = d->kind == SW_KIND_COMPOUND
+               && (!block_scaled
+                   || PyObject_TypeCheck(self, sw_descriptor_state(self)
+                                                   ->block_scaled_type));
+        break;
+    default:
+        fits = d->kind == kind;
+    }
+    if (!fits) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: expected %s, got %R", accessor,
+                     block_scaled ? "a BlockScaledDType"
+                     : kind == SW_KIND_SIMPLE ? "a SimpleDType"
+                     : kind == SW_KIND_COMPOUND ? "a CompoundDType"
+                     : "a DTypeCategory", self);
+        return NULL;
+    }
+    if (sw_descriptor_check_usable(d) < 0) {
+        return NULL;
+    }
+    /* Usable means the kind's __init__ ran to the end and set its fields. */
+    if ((kind == SW_KIND_SIMPLE && d->bits == NULL)
+        || (kind == SW_KIND_COMPOUND
+            && (d->compound == NULL || d->compound->simple_types == NULL
+                || (block_scaled && d->compound->element == NULL)))) {
+        PyErr_Format(PyExc_SystemError, "%s: %R lacks its fields", accessor,
+                     self);
+        return NULL;
+    }
+    return d;
+}
+
 static int
 sw_descriptor_check_finished(sw_descriptor *d, const char *what)
 {
@@ -237,7 +287,7 @@ int
 sw_check_simple_reference(sw_state *st, PyObject *ref, const char *argname,
                           const char *funcname)
 {
-    if (!PyObject_TypeCheck(ref, st->simple_type)) {
+    if (!sw_is_kind(st, ref, SW_KIND_SIMPLE)) {
         PyErr_Format(PyExc_TypeError, "%s: %s must be a SimpleDType, got %s",
                      funcname, argname,
                      PyObject_TypeCheck(ref, st->base_type)
@@ -255,7 +305,7 @@ sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
     if (supertype == Py_None && allow_none) {
         return 0;
     }
-    if (!PyObject_TypeCheck(supertype, st->category_type)) {
+    if (!sw_is_kind(st, supertype, SW_KIND_CATEGORY)) {
         if (PyObject_TypeCheck(supertype, st->base_type)) {
             /* A descriptor of another kind: its repr is ours, safe to call. */
             PyErr_Format(PyExc_TypeError,
@@ -300,7 +350,7 @@ sw_descriptor_chain(sw_state *st, PyObject *supertype)
     }
     /* Keys are registered categories (identity hash): the table is bounded
      * by the number of categories. */
-    found = PyDict_SetDefault(st->chains, supertype, chain);   /* borrowed */
+    found = sw_private_setdefault(st->chains, supertype, chain);   /* borrowed */
     Py_DECREF(chain);
     return Py_XNewRef(found);
 }
@@ -411,7 +461,7 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
     structure = NULL;
 
     /* Block-scaled dtypes are unique by structure too. */
-    status = sw_registry_publish(&st->registry, d,
+    status = sw_registry_publish(&st->registry, d, st->owned_names,
                                  sw_descriptor_is_block_scaled(d)
                                      ? d->structure : NULL, &existing);
     if (status < 0) {
@@ -436,7 +486,7 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
         goto error;
     }
     if (shared == NULL
-        && PyDict_SetDefault(st->structures, d->structure, d->structure) == NULL) {
+        && sw_private_setdefault(st->structures, d->structure, d->structure) == NULL) {
         /* Registered already: sharing is only an optimization. */
         PyErr_Clear();
     }
@@ -485,8 +535,9 @@ sw_base_traverse(PyObject *self, visitproc visit, void *arg)
         Py_VISIT(d->compound->bits_per_element);
     }
     Py_VISIT(d->structure);
-    Py_VISIT(d->attrs);
-    return 0;
+    return sw_attrs_traverse(d->attrs,
+                             SW_LOAD_FLAG(d->build_state) == SW_FINISHED,
+                             visit, arg);
 }
 
 static int
@@ -910,6 +961,10 @@ static PyType_Slot sw_base_slots[] = {
     {Py_tp_clear, sw_base_clear},
     {Py_tp_setattro, sw_base_setattro},
     {Py_tp_repr, sw_descriptor_repr},
+    {Py_tp_getattro, PyObject_GenericGetAttr},
+    {Py_tp_getset, sw_sealed_getset},
+    {Py_tp_hash, sw_identity_hash},
+    {Py_tp_richcompare, sw_identity_richcompare},
     {Py_tp_members, sw_base_members},
     {0, NULL},
 };

@@ -66,6 +66,31 @@ sw_parse_class_keywords(PyObject *kwds, const char *keyword, int *value,
     return 0;
 }
 
+/* An exact str copy of an attribute name found in a class namespace or a
+ * base's dict (new reference), or NULL with TypeError when it is not a str
+ * or is a str subclass: such a key runs its own __hash__/__eq__ inside
+ * every attribute lookup of the class, so it could answer for an owned
+ * name it does not spell. */
+static PyObject *
+sw_exact_attribute_name(PyObject *key, const char *clsname, PyObject *source)
+{
+    if (PyUnicode_CheckExact(key)) {
+        return Py_NewRef(key);
+    }
+    if (source == NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "class %s: attribute names must be exact str, got a "
+                     "key of type %s", clsname, Py_TYPE(key)->tp_name);
+    }
+    else {
+        PyErr_Format(PyExc_TypeError,
+                     "class %s: base %R has an attribute name of type %s; "
+                     "a descriptor class's bases must use exact str names",
+                     clsname, source, Py_TYPE(key)->tp_name);
+    }
+    return NULL;
+}
+
 static int
 sw_check_names(PyObject *owned, PyObject *names, const char *clsname,
                PyObject *source)
@@ -78,12 +103,14 @@ sw_check_names(PyObject *owned, PyObject *names, const char *clsname,
      * free-threaded builds iterate it inside its critical section. */
     Py_BEGIN_CRITICAL_SECTION(names);
     while (status == 0 && PyDict_Next(names, &pos, &key, &value)) {
+        PyObject *exact = sw_exact_attribute_name(key, clsname, source);
         int hit;
 
-        if (!PyUnicode_CheckExact(key)) {
-            continue;   /* only attribute names can shadow */
+        if (exact == NULL) {
+            status = -1;
+            break;
         }
-        hit = PySet_Contains(owned, key);
+        hit = PySet_Contains(owned, exact);
         if (hit < 0) {
             status = -1;
         }
@@ -92,23 +119,26 @@ sw_check_names(PyObject *owned, PyObject *names, const char *clsname,
                 PyErr_Format(PyExc_TypeError,
                              "class %s defines %R, which is owned by the "
                              "descriptor model and cannot be overridden",
-                             clsname, key);
+                             clsname, exact);
             }
             else {
                 PyErr_Format(PyExc_TypeError,
                              "class %s inherits %R from %R, which shadows a "
                              "member owned by the descriptor model",
-                             clsname, key, source);
+                             clsname, exact, source);
             }
             status = -1;
         }
+        Py_DECREF(exact);
     }
     Py_END_CRITICAL_SECTION();
     return status;
 }
 
-/* The prepared namespace holds __slots__ as a str or a tuple (attrs.c), so
- * reading it here runs no user code. */
+/* The prepared namespace holds __slots__ as an exact str or a tuple of
+ * exact str (attrs.c), so reading it here runs no user code.  A "__dict__"
+ * slot is refused: it would give instances CPython's own dict, which
+ * object.__setattr__ writes past the seal (CPython 3.13+). */
 static int
 sw_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
 {
@@ -135,6 +165,13 @@ sw_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
             }
         }
     }
+    if (status == 0 && PyDict_GetItemString(check, "__dict__") != NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "class %s: __slots__ may not contain '__dict__': a "
+                     "sealed object keeps its attributes itself, and an "
+                     "instance dict would stay writable", clsname);
+        status = -1;
+    }
     if (status == 0) {
         status = sw_check_names(owned, check, clsname, NULL);
     }
@@ -151,6 +188,14 @@ sw_is_one_of(PyTypeObject *k, PyTypeObject *const *types)
         }
     }
     return 0;
+}
+
+/* 1 when instances of `tp` carry CPython's own instance dict. */
+static int
+sw_base_has_instance_dict(PyTypeObject *tp)
+{
+    return tp->tp_dictoffset != 0
+           || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
 }
 
 /* Refuse a class whose namespace, __slots__, or any foreign base (mixins
@@ -174,6 +219,14 @@ sw_check_owned_members(PyObject *owned, PyTypeObject *const *model_types,
 
         if (!PyType_Check(base) || Py_TYPE(base) == meta) {
             continue;   /* type.__new__ reports non-class bases */
+        }
+        if (sw_base_has_instance_dict((PyTypeObject *)base)) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: base %R gives instances a __dict__, "
+                         "which would stay writable after the object is "
+                         "sealed; declare __slots__ = () on it (the object "
+                         "keeps its own attributes)", clsname, base);
+            return -1;
         }
         mro = ((PyTypeObject *)base)->tp_mro;
         if (mro == NULL) {
@@ -234,17 +287,143 @@ sw_is_owned_class_attribute(PyObject *owned, PyObject *name)
 
 /* ---- class creation ----------------------------------------------------------- */
 
+/* What a new class must know about itself before any user code sees it.
+ * type() runs __set_name__ and __init_subclass__ hooks before it returns,
+ * so the metaclass records kind, abstractness and state in its tp_alloc,
+ * which type() calls first: the pending record is per thread, and each
+ * allocation consumes it (a class created inside a hook sets its own). */
+typedef struct {
+    PyTypeObject *meta;
+    sw_state *state;
+    sw_kind kind;
+    int abstract;
+} sw_class_record;
+
+static _Thread_local const sw_class_record *sw_pending_class;
+
+/* tp_alloc of both metaclasses. */
+PyObject *
+sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems)
+{
+    const sw_class_record *record = sw_pending_class;
+    PyObject *cls;
+
+    sw_pending_class = NULL;
+    cls = PyType_GenericAlloc(meta, nitems);
+    if (cls != NULL && record != NULL && record->meta == meta) {
+        sw_type *t = (sw_type *)cls;
+        t->state = record->state;
+        t->kind = record->kind;
+        t->abstract = record->abstract;
+        t->is_model = record->state->installing;
+        t->ready = 0;
+    }
+    return cls;
+}
+
+/* 0 when `t` may be instantiated or subclassed; else TypeError. */
+int
+sw_meta_check_ready(sw_type *t)
+{
+    if (t->ready) {
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "class %s is still being created (its __init_subclass__ "
+                 "or __set_name__ hooks are running): it cannot be "
+                 "instantiated or subclassed yet",
+                 ((PyTypeObject *)t)->tp_name);
+    return -1;
+}
+
+/* Refuse bases of metaclass `meta` that are not finished classes. */
+int
+sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases,
+                          const char *Py_UNUSED(clsname))
+{
+    Py_ssize_t i;
+
+    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+        PyObject *base = PyTuple_GET_ITEM(bases, i);
+        if (Py_TYPE(base) == meta && sw_meta_check_ready((sw_type *)base) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* 1 when `cls` has a class from outside the model (a mixin) in its MRO. */
+static int
+sw_has_foreign_base(PyTypeObject *cls, PyTypeObject *meta,
+                    PyTypeObject *const *model_types)
+{
+    Py_ssize_t i;
+
+    for (i = 1; i < PyTuple_GET_SIZE(cls->tp_mro); i++) {
+        PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(cls->tp_mro, i);
+        if (k != &PyBaseObject_Type && Py_TYPE(k) != meta
+            && !sw_is_one_of(k, model_types)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A class with a mixin holds every owned member the model defines in its
+ * own dict: attribute lookup and CPython's slot updates both stop at the
+ * class itself, so a member added to the mixin later (Mix.bits = ...,
+ * Mix.__eq__ = ...) changes nothing its instances report.  The values are
+ * the model's own objects, resolved now (a mixin could not define them:
+ * sw_check_owned_members). */
+static int
+sw_guard_owned_members(PyTypeObject *cls, PyObject *owned)
+{
+    PyObject *iter, *name;
+    int status = 0;
+
+    iter = PyObject_GetIter(owned);   /* a frozenset of exact str */
+    if (iter == NULL) {
+        return -1;
+    }
+    while (status == 0 && (name = PyIter_Next(iter)) != NULL) {
+        PyObject *member = _PyType_Lookup(cls, name);   /* borrowed */
+        if (member != NULL) {
+            Py_INCREF(member);
+            if (PyDict_GetItemWithError(cls->tp_dict, name) == NULL
+                && !PyErr_Occurred()) {
+                status = PyDict_SetItem(cls->tp_dict, name, member);
+            }
+            else if (PyErr_Occurred()) {
+                status = -1;
+            }
+            Py_DECREF(member);
+        }
+        Py_DECREF(name);
+    }
+    Py_DECREF(iter);
+    if (status == 0 && PyErr_Occurred()) {
+        status = -1;
+    }
+    if (status == 0) {
+        PyType_Modified(cls);
+    }
+    return status;
+}
+
 /* What creating a class means for both metaclasses (this one and RuleMeta):
- * prepare the namespace (attrs.c: __slots__ read once, own attribute
- * storage), refuse owned members, run type() itself, then seal the new
- * class's attribute accessors.  Model classes (st->installing) skip the
- * checks.  The caller fills the kind-specific sw_type fields. */
+ * prepare the namespace (attrs.c: exact str names, __slots__ read once, own
+ * attribute storage), refuse owned members, run type() itself with the
+ * class's record taken at allocation, then seal the new class's attribute
+ * accessors.  Model classes (st->installing) skip the checks.  The caller
+ * finishes the class and sets `ready`. */
 PyObject *
 sw_meta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
                     PyTypeObject *const *model_types, PyObject *name,
-                    PyObject *bases, PyObject *ns, PyObject *kwds)
+                    PyObject *bases, PyObject *ns, PyObject *kwds,
+                    sw_kind kind, int abstract)
 {
     const char *clsname = PyUnicode_AsUTF8(name);
+    sw_class_record record = {meta, st, kind, abstract};
     PyObject *prepared, *args, *cls;
     int own_attrs;
     sw_type *t;
@@ -252,7 +431,10 @@ sw_meta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
     if (clsname == NULL) {
         return NULL;
     }
-    prepared = sw_attrs_prepare_namespace(ns, &own_attrs);
+    if (sw_meta_check_ready_bases(meta, bases, clsname) < 0) {
+        return NULL;
+    }
+    prepared = sw_attrs_prepare_namespace(ns, clsname, &own_attrs);
     if (prepared == NULL) {
         return NULL;
     }
@@ -267,18 +449,26 @@ sw_meta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
     if (args == NULL) {
         return NULL;
     }
+    sw_pending_class = &record;
     cls = PyType_Type.tp_new(meta, args, kwds);
+    sw_pending_class = NULL;   /* also when type() failed before allocating */
     Py_DECREF(args);
     if (cls == NULL) {
         return NULL;
     }
-    /* type's allocation zeroed the sw_type fields past PyHeapTypeObject. */
     t = (sw_type *)cls;
-    t->state = st;
-    t->is_model = st->installing;
+    if (t->state != st) {
+        /* Not allocated through sw_meta_alloc: never usable. */
+        PyErr_Format(PyExc_SystemError,
+                     "class %s was not allocated by its metaclass", clsname);
+        Py_DECREF(cls);
+        return NULL;
+    }
     if (!t->is_model
-        && sw_attrs_setup_class((PyTypeObject *)cls, own_attrs,
-                                &t->slot_defs) < 0) {
+        && (sw_attrs_setup_class((PyTypeObject *)cls, own_attrs,
+                                 &t->slot_defs) < 0
+            || (sw_has_foreign_base((PyTypeObject *)cls, meta, model_types)
+                && sw_guard_owned_members((PyTypeObject *)cls, owned) < 0))) {
         Py_DECREF(cls);
         return NULL;
     }
@@ -363,15 +553,14 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
             st->base_type, st->category_init_type, st->simple_init_type,
             st->compound_init_type, st->block_scaled_init_type, NULL};
         cls = sw_meta_build_class(meta, st, st->owned_names, model_types,
-                                  name, bases, ns, rest);
+                                  name, bases, ns, rest, kind, abstract);
     }
     Py_XDECREF(rest);
     if (cls != NULL && sw_descriptor_bind_methods((PyTypeObject *)cls) < 0) {
         Py_CLEAR(cls);
     }
     if (cls != NULL) {
-        ((sw_type *)cls)->kind = kind;
-        ((sw_type *)cls)->abstract = abstract;
+        ((sw_type *)cls)->ready = 1;
     }
     return cls;
 
@@ -464,6 +653,9 @@ sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
     if (sw_state_check(t->state) < 0) {
         return NULL;
     }
+    if (sw_meta_check_ready(t) < 0) {
+        return NULL;
+    }
     if (t->abstract) {
         PyErr_Format(PyExc_TypeError,
                      "cannot instantiate abstract descriptor class %s "
@@ -531,6 +723,7 @@ static PyType_Slot sw_meta_slots[] = {
         "a concrete class constructs, validates, registers and seals a "
         "descriptor as one transaction.")},
     {Py_tp_new, sw_meta_new},
+    {Py_tp_alloc, sw_meta_alloc},
     {Py_tp_init, sw_meta_init},
     {Py_tp_call, sw_meta_call},
     {Py_tp_setattro, sw_meta_setattro},

@@ -311,9 +311,9 @@ sw_build_graph(PyObject *module, sw_state *st)
     st->empty_tuple = PyTuple_New(0);
     st->str_structure_extension = PyUnicode_InternFromString("structure_extension");
     st->str_module = PyUnicode_InternFromString("__module__");
-    st->structures = PyDict_New();
-    st->chains = PyDict_New();
-    st->refs = PyDict_New();
+    st->structures = sw_private_dict_new();
+    st->chains = sw_private_dict_new();
+    st->refs = sw_private_dict_new();
     if (st->structures == NULL || st->chains == NULL || st->refs == NULL) {
         return -1;
     }
@@ -389,7 +389,7 @@ sw_build_graph(PyObject *module, sw_state *st)
         || sw_block_scaled_init_create_type(module, st) < 0) {
         return -1;
     }
-    st->level_extent_cache = PyDict_New();
+    st->level_extent_cache = sw_private_dict_new();
     if (st->level_extent_cache == NULL) {
         return -1;
     }
@@ -509,6 +509,18 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     if (st == NULL) {
         return 0;
     }
+    {
+        /* Private tables: their entries, never the dicts themselves. */
+        PyObject *const tables[] = {st->level_extent_cache, st->structures,
+                                    st->chains, st->refs};
+        size_t i;
+        for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+            int err = sw_private_traverse(tables[i], visit, arg);
+            if (err) {
+                return err;
+            }
+        }
+    }
     Py_VISIT(st->meta_type);
     Py_VISIT(st->base_type);
     Py_VISIT(st->dtype_type);
@@ -518,10 +530,6 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->block_scaled_type);
     Py_VISIT(st->block_scaled_init_type);
     Py_VISIT(st->level_extent_type);
-    Py_VISIT(st->level_extent_cache);
-    Py_VISIT(st->structures);
-    Py_VISIT(st->chains);
-    Py_VISIT(st->refs);
     Py_VISIT(st->category_init_type);
     Py_VISIT(st->simple_init_type);
     Py_VISIT(st->compound_init_type);

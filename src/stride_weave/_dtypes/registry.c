@@ -48,11 +48,11 @@ sw_registry_init(sw_registry *r)
         return -1;
     }
 #endif
-    r->by_name = PyDict_New();
+    r->by_name = sw_private_dict_new();
     if (r->by_name == NULL) {
         return -1;
     }
-    r->by_structure = PyDict_New();
+    r->by_structure = sw_private_dict_new();
     if (r->by_structure == NULL) {
         return -1;
     }
@@ -70,6 +70,7 @@ sw_registry_fini(sw_registry *r)
     PyObject *by_structure = r->by_structure;
     PyObject *snapshot = r->snapshot;
     PyObject **order = r->order;
+    Py_ssize_t i, count = r->count;
 
     /* Detach first: deallocating descriptors may look the registry up. */
     r->by_name = NULL;
@@ -81,6 +82,9 @@ sw_registry_fini(sw_registry *r)
     Py_XDECREF(snapshot);
     Py_XDECREF(by_name);
     Py_XDECREF(by_structure);
+    for (i = 0; i < count; i++) {
+        Py_DECREF(order[i]);
+    }
     PyMem_Free(order);
 #ifndef SW_HAVE_PYMUTEX
     if (r->lock != NULL) {
@@ -90,13 +94,25 @@ sw_registry_fini(sw_registry *r)
 #endif
 }
 
+/* The maps are private (see sw_private_dict_new): their entries are
+ * visited, never the dicts. */
 int
 sw_registry_traverse(sw_registry *r, visitproc visit, void *arg)
 {
-    Py_VISIT(r->by_name);
-    Py_VISIT(r->by_structure);
-    Py_VISIT(r->snapshot);
-    return 0;
+    Py_ssize_t i;
+    int err;
+
+    for (i = 0; i < r->count; i++) {
+        Py_VISIT(r->order[i]);
+    }
+    err = sw_private_traverse(r->by_name, visit, arg);
+    if (err == 0) {
+        err = sw_private_traverse(r->by_structure, visit, arg);
+    }
+    if (err == 0) {
+        Py_VISIT(r->snapshot);
+    }
+    return err;
 }
 
 static int
@@ -238,19 +254,19 @@ sw_registry_insert(sw_registry *r, sw_descriptor *d, PyObject *unique,
         r->order = order;
         r->capacity = capacity;
     }
-    if (PyDict_SetItem(r->by_name, d->name, (PyObject *)d) < 0) {
+    if (sw_private_setitem(r->by_name, d->name, (PyObject *)d) < 0) {
         status = -1;
         goto done;
     }
     if (unique != NULL
-        && PyDict_SetItem(r->by_structure, unique, (PyObject *)d) < 0) {
+        && sw_private_setitem(r->by_structure, unique, (PyObject *)d) < 0) {
         /* Undo the name: both or neither.  Deleting an existing key of an
          * exact str cannot fail. */
         (void)PyDict_DelItem(r->by_name, d->name);
         status = -1;
         goto done;
     }
-    r->order[r->count++] = (PyObject *)d;
+    r->order[r->count++] = Py_NewRef(d);
     r->version++;
     stale = r->snapshot;
     r->snapshot = NULL;
@@ -263,16 +279,21 @@ done:
     return status;
 }
 
+/* Freeze d's user attributes (attrs.c; `owned`: the model-owned names
+ * they may not use), then register and seal it.  Free-threaded builds:
+ * attribute writes (attrs.c) check the build state inside d's critical
+ * section, so none lands between the freeze and the seal. */
 int
-sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *unique,
-                    PyObject **existing)
+sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *owned,
+                    PyObject *unique, PyObject **existing)
 {
     int status;
 
-    /* Free-threaded builds: attribute writes (attrs.c) check the build
-     * state inside d's critical section, so none lands after the seal. */
     Py_BEGIN_CRITICAL_SECTION(d);
-    status = sw_registry_insert(r, d, unique, existing);
+    status = sw_attrs_freeze((PyObject *)d, &d->attrs, owned);
+    if (status == 0) {
+        status = sw_registry_insert(r, d, unique, existing);
+    }
     Py_END_CRITICAL_SECTION();
     return status;
 }

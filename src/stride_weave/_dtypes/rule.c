@@ -80,8 +80,12 @@ sw_rule_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
     PyTypeObject *tp = (PyTypeObject *)cls;
     sw_rule *rule;
     PyObject *obj;
+    int status;
 
     if (sw_state_check(t->state) < 0) {
+        return NULL;
+    }
+    if (sw_meta_check_ready(t) < 0) {
         return NULL;
     }
     if (t->abstract) {
@@ -104,10 +108,15 @@ sw_rule_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
         Py_DECREF(obj);
         return NULL;
     }
-    /* Sealed in the rule's critical section (see attrs.c). */
+    /* Frozen and sealed in the rule's critical section (see attrs.c). */
     Py_BEGIN_CRITICAL_SECTION(obj);
-    SW_STORE_FLAG(rule->build_state, SW_FINISHED);
+    status = sw_attrs_freeze(obj, &rule->attrs, t->state->rule_owned_names);
+    SW_STORE_FLAG(rule->build_state, status == 0 ? SW_FINISHED : SW_REJECTED);
     Py_END_CRITICAL_SECTION();
+    if (status < 0) {
+        Py_DECREF(obj);
+        return NULL;
+    }
     return obj;
 }
 
@@ -147,13 +156,13 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     if (sw_parse_class_keywords(kwds, NULL, &unused, &rest) < 0) {
         return NULL;
     }
+    /* Only RepresentationRule itself is abstract. */
     cls = sw_meta_build_class(meta, st, st->rule_owned_names, model_types,
-                              name, bases, ns, rest);
+                              name, bases, ns, rest, SW_KIND_NONE,
+                              st->installing);
     Py_XDECREF(rest);
     if (cls != NULL) {
-        ((sw_type *)cls)->kind = SW_KIND_NONE;
-        /* Only RepresentationRule itself is abstract. */
-        ((sw_type *)cls)->abstract = st->installing;
+        ((sw_type *)cls)->ready = 1;
     }
     return cls;
 }
@@ -225,6 +234,7 @@ static PyType_Slot sw_rule_meta_slots[] = {
         "and constructs rules as a transaction: the subclass __init__ runs, "
         "then the structure is recorded once and the rule is sealed.")},
     {Py_tp_new, sw_rule_meta_new},
+    {Py_tp_alloc, sw_meta_alloc},
     {Py_tp_init, sw_rule_meta_init},
     {Py_tp_call, sw_rule_meta_call},
     {Py_tp_setattro, sw_rule_meta_setattro},
@@ -259,8 +269,10 @@ sw_rule_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(((sw_rule *)self)->structure);
-    Py_VISIT(((sw_rule *)self)->attrs);
-    return 0;
+    return sw_attrs_traverse(
+        ((sw_rule *)self)->attrs,
+        SW_LOAD_FLAG(((sw_rule *)self)->build_state) == SW_FINISHED,
+        visit, arg);
 }
 
 int
@@ -435,6 +447,10 @@ static PyType_Slot sw_rule_base_slots[] = {
     {Py_tp_traverse, sw_rule_traverse},
     {Py_tp_clear, sw_rule_clear},
     {Py_tp_setattro, sw_rule_setattro},
+    {Py_tp_getattro, PyObject_GenericGetAttr},
+    {Py_tp_getset, sw_sealed_getset},
+    {Py_tp_hash, sw_identity_hash},
+    {Py_tp_richcompare, sw_identity_richcompare},
     {Py_tp_methods, sw_rule_methods},
     {Py_tp_members, sw_rule_members},
     {0, NULL},

@@ -110,12 +110,10 @@ sw_simple_contract(sw_state *st, sw_descriptor *d)
 static PyObject *
 sw_simple_get_bits(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = (sw_descriptor *)self;
+    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_SIMPLE, 0,
+                                             "SimpleDType.bits");
 
-    if (sw_descriptor_check_usable(d) < 0) {
-        return NULL;
-    }
-    return Py_NewRef(d->bits);
+    return d ? Py_NewRef(d->bits) : NULL;
 }
 
 

@@ -228,7 +228,7 @@ sw_structure_ref(sw_state *st, sw_descriptor *d)
     }
     /* Keys are registered descriptors (identity hash), so the table is
      * bounded by the registry. */
-    found = PyDict_SetDefault(st->refs, (PyObject *)d, ref);   /* borrowed */
+    found = sw_private_setdefault(st->refs, (PyObject *)d, ref);   /* borrowed */
     Py_DECREF(ref);
     return Py_XNewRef(found);
 }

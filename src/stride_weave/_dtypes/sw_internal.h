@@ -93,6 +93,65 @@ typedef enum {
     SW_LABEL_COUNT
 } sw_label;
 
+/* ---- private tables ------------------------------------------------------ */
+
+/* The graph's internal tables (the registry's maps, the shared-structure,
+ * chain, reference and rule caches) are plain dicts that no Python code
+ * can reach: the module's traverse does not visit them, and they are kept
+ * untracked by the garbage collector, so neither gc.get_referents() nor
+ * gc.get_objects() hands them out.  A dict tracks itself again when it
+ * stores a tracked value, hence the untrack after every insertion.  The
+ * owner's traverse visits their entries instead (sw_private_traverse), so
+ * the collector still sees every reference they hold and can free a whole
+ * graph when its interpreter ends. */
+static inline PyObject *
+sw_private_dict_new(void)
+{
+    PyObject *dict = PyDict_New();
+
+    if (dict != NULL) {
+        PyObject_GC_UnTrack(dict);
+    }
+    return dict;
+}
+
+/* tp_traverse helper: visit the keys and values of a private table. */
+static inline int
+sw_private_traverse(PyObject *dict, visitproc visit, void *arg)
+{
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+
+    if (dict == NULL) {
+        return 0;
+    }
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        Py_VISIT(key);
+        Py_VISIT(value);
+    }
+    return 0;
+}
+
+/* PyDict_SetDefault on a private table (borrowed result). */
+static inline PyObject *
+sw_private_setdefault(PyObject *dict, PyObject *key, PyObject *value)
+{
+    PyObject *result = PyDict_SetDefault(dict, key, value);
+
+    PyObject_GC_UnTrack(dict);
+    return result;
+}
+
+/* PyDict_SetItem on a private table. */
+static inline int
+sw_private_setitem(PyObject *dict, PyObject *key, PyObject *value)
+{
+    int status = PyDict_SetItem(dict, key, value);
+
+    PyObject_GC_UnTrack(dict);
+    return status;
+}
+
 /* ---- the registry (registry.c) ------------------------------------------ */
 
 typedef struct {
@@ -101,10 +160,10 @@ typedef struct {
 #else
     PyThread_type_lock lock;
 #endif
-    PyObject *by_name;      /* dict: exact str -> descriptor (strong refs) */
-    PyObject *by_structure; /* dict: structure -> descriptor, for the kinds
-                               unique by structure (block-scaled) */
-    PyObject **order;       /* registration order (borrowed from by_name) */
+    PyObject *by_name;      /* private dict: exact str -> descriptor */
+    PyObject *by_structure; /* private dict: structure -> descriptor, for the
+                               kinds unique by structure (block-scaled) */
+    PyObject **order;       /* registration order (strong references) */
     Py_ssize_t count;
     Py_ssize_t capacity;
     uint64_t version;       /* bumped by every registration */
@@ -164,6 +223,10 @@ typedef struct {
     sw_kind kind;
     int abstract;
     int is_model;           /* one of the model's own classes: frozen */
+    int ready;              /* 1 once the metaclass finished the class: its
+                               hooks (__init_subclass__, __set_name__) run
+                               before, and may neither instantiate nor
+                               subclass it */
     PyObject *snapshot;     /* cached registered() result for this class */
     uint64_t snapshot_version;
     PyGetSetDef *slot_defs; /* owned: the sealed __slots__ accessors */
@@ -220,6 +283,20 @@ sw_descriptor_reaches(sw_descriptor *d, PyObject *other)
         }
     }
     return 0;
+}
+
+/* 1 when `obj` is a descriptor of `st`'s graph of the given kind: an
+ * instance of the kind's model class whose recorded kind agrees (the kind
+ * decides which fields the object has). */
+static inline int
+sw_is_kind(sw_state *st, PyObject *obj, sw_kind kind)
+{
+    PyTypeObject *model = kind == SW_KIND_SIMPLE ? st->simple_type
+                          : kind == SW_KIND_CATEGORY ? st->category_type
+                          : st->compound_type;
+
+    return PyObject_TypeCheck(obj, model)
+           && ((sw_descriptor *)obj)->kind == kind;
 }
 
 /* A new reference to `s` (a str) as an exact str: a subclass is copied
@@ -279,7 +356,11 @@ PyObject *sw_meta_create_model_class(sw_state *st, const char *name,
 PyObject *sw_meta_build_class(PyTypeObject *meta, sw_state *st,
                               PyObject *owned, PyTypeObject *const *model_types,
                               PyObject *name, PyObject *bases, PyObject *ns,
-                              PyObject *kwds);
+                              PyObject *kwds, sw_kind kind, int abstract);
+PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
+int sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases,
+                              const char *clsname);
+int sw_meta_check_ready(sw_type *t);
 int sw_is_owned_name(PyObject *owned, PyObject *name);
 int sw_is_owned_class_attribute(PyObject *owned, PyObject *name);
 int sw_parse_class_keywords(PyObject *kwds, const char *keyword,
@@ -289,6 +370,8 @@ int sw_parse_class_keywords(PyObject *kwds, const char *keyword,
 PyObject *sw_base_create_type(PyObject *module);
 int sw_descriptor_finalize(sw_state *st, sw_descriptor *d);
 int sw_descriptor_check_usable(sw_descriptor *d);
+sw_descriptor *sw_descriptor_of_kind(PyObject *self, sw_kind kind,
+                                     int block_scaled, const char *accessor);
 int sw_descriptor_begin_init(sw_descriptor *d, sw_kind kind,
                              const char *funcname);
 int sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
@@ -307,7 +390,13 @@ int sw_descriptor_bind_methods(PyTypeObject *cls);
 sw_compound_fields *sw_descriptor_compound_fields(sw_descriptor *d);
 
 /* attrs.c */
-PyObject *sw_attrs_prepare_namespace(PyObject *ns, int *own_attrs);
+PyObject *sw_attrs_prepare_namespace(PyObject *ns, const char *clsname,
+                                     int *own_attrs);
+extern PyGetSetDef sw_sealed_getset[];
+Py_hash_t sw_identity_hash(PyObject *self);
+PyObject *sw_identity_richcompare(PyObject *self, PyObject *other, int op);
+int sw_attrs_freeze(PyObject *self, PyObject **attrs, PyObject *owned);
+int sw_attrs_traverse(PyObject *attrs, int sealed, visitproc visit, void *arg);
 int sw_attrs_setup_class(PyTypeObject *cls, int own_attrs,
                          PyGetSetDef **slot_defs);
 int sw_attrs_setattr(PyObject *self, PyObject **attrs, PyObject *name,
@@ -359,8 +448,8 @@ PyObject *sw_registry_lookup(sw_registry *r, PyObject *name);
 PyObject *sw_registry_find(sw_registry *r, PyObject *name);
 int sw_registry_contains(sw_registry *r, PyObject *name);
 int sw_registry_is_canonical(sw_registry *r, sw_descriptor *d);
-int sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *unique,
-                        PyObject **existing);
+int sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *owned,
+                        PyObject *unique, PyObject **existing);
 PyObject *sw_registry_snapshot(sw_registry *r, PyTypeObject *cls);
 
 /* structure.c */
