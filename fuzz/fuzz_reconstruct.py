@@ -15,7 +15,13 @@ into one of:
   2. a constructor call: DTypeCategory, SimpleDType, a CompoundDType
      subclass or BlockScaledDType with decoded arguments;
   3. a descriptor subclass whose ``structure_extension()`` returns a
-     decoded value.
+     decoded value;
+  4. hostile code (tests/_hostile_ops.py): a class that shadows a
+     model-owned member by a decoded route, an owned name written into an
+     instance dict while building, a class hook that instantiates or
+     subclasses the class being created, ``__class__`` assignment on a
+     registered object, and clearing whatever mutable container
+     ``gc.get_referents`` hands out from a descriptor and the module.
 
 Every outcome is checked against the oracle the test suite uses
 (tests/_fuzz_oracle.py): _reconstruct returns exactly the identity or raises
@@ -40,6 +46,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "tests"))
 
 with atheris.instrument_imports():
     import _fuzz_oracle as oracle
+    import _hostile_ops as hostile
     from _defs import PlanePair, TagRule
     from stride_weave import _dtypes
     from stride_weave.dtypes import (
@@ -325,17 +332,48 @@ def check_extension(fdp):
     assert _dtypes._reconstruct(n, d.structure()) is d
 
 
+def check_hostile(fdp):
+    """One attack from tests/_hostile_ops.py; each checks its own outcome,
+    and afterwards every descriptor still reports what it recorded."""
+    targets = DType.registered()
+    recorded = {d: d.structure() for d in targets}
+    attack = fdp.ConsumeIntInRange(0, 4)
+    if attack == 0:
+        hostile.hostile_class(pick(fdp, hostile.CLASS_ROUTES),
+                              pick(fdp, hostile.OWNED))
+    elif attack == 1:
+        n = pick(fdp, NAME_POOL)
+        try:
+            DType.from_name(n)
+        except LookupError:
+            hostile.shadowing_instance_dict(pick(fdp, hostile.DICT_ROUTES),
+                                            pick(fdp, hostile.OWNED), n)
+    elif attack == 2:
+        hostile.hook_uses_its_class(
+            pick(fdp, ["instantiate", "subclass", "subclass-other-kind"]))
+    elif attack == 3:
+        hostile.assign_class(pick(fdp, targets))
+    else:
+        hostile.poke_referents(pick(fdp, targets), _dtypes)
+    for d, structure in recorded.items():
+        assert DType.from_name(d.name) is d
+        assert d.structure() == structure
+        assert pickle.loads(pickle.dumps(d)) is d
+
+
 def TestOneInput(data):
     fdp = atheris.FuzzedDataProvider(data)
-    op = fdp.ConsumeIntInRange(0, 3)
+    op = fdp.ConsumeIntInRange(0, 4)
     if op == 0:
         check_reconstruct(fdp, through_pickle=False)
     elif op == 1:
         check_reconstruct(fdp, through_pickle=True)
     elif op == 2:
         check_constructor(fdp)
-    else:
+    elif op == 3:
         check_extension(fdp)
+    else:
+        check_hostile(fdp)
 
 
 def main():

@@ -71,6 +71,7 @@ from _fuzz_oracle import (
     structure_paths,
 )
 from _fuzz_oracle import registry_by_name as _registry_by_name
+import _hostile_ops as hostile
 from conftest import registry_unchanged, unique_name
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
@@ -996,6 +997,47 @@ class RegistryMachine(RuleBasedStateMachine):
         assert snap == tuple(d for d in everything if isinstance(d, cls))
         assert snap is cls.registered() or snap == cls.registered()
 
+    # -- hostile code ---------------------------------------------------------------
+    @rule(route=st.sampled_from(hostile.CLASS_ROUTES),
+          owned=st.sampled_from(hostile.OWNED))
+    def define_hostile_class(self, route, owned):
+        hostile.hostile_class(route, owned)
+
+    @rule(target=free_names, route=st.sampled_from(hostile.DICT_ROUTES),
+          owned=st.sampled_from(hostile.OWNED))
+    def shadow_through_the_instance_dict(self, route, owned):
+        name = unique_name("SmD")
+        hostile.shadowing_instance_dict(route, owned, name)
+        self.failed.add(name)
+        return name
+
+    @rule(target=simples, action=st.sampled_from(
+        ["instantiate", "subclass", "subclass-other-kind"]))
+    def hook_uses_its_class(self, action):
+        Leaf = hostile.hook_uses_its_class(action)
+        return self._registered(Leaf(unique_name("SmH"), bits=8,
+                                     supertype=DType.Floating))
+
+    @rule(d=descriptors)
+    def assign_class(self, d):
+        hostile.assign_class(d)
+
+    @rule(d=descriptors)
+    def poke_referents(self, d):
+        hostile.poke_referents(d, _dtypes)
+
+    @rule(target=simples, member=st.sampled_from(
+        [m for m in hostile.OWNED if m != "__class__"]), first=st.booleans())
+    def change_a_mixin_later(self, member, first):
+        mixin = type("Mixin", (), {"__slots__": ()})
+        bases = (mixin, SimpleDType) if first else (SimpleDType, mixin)
+        cls = type(SimpleDType)("Mixed", bases, {}, abstract=False)
+        d = self._registered(cls(unique_name("SmM"), bits=12,
+                                 supertype=DType.Floating))
+        setattr(mixin, member, property(lambda self: "lie")
+                if member != "__hash__" else (lambda self: 1))
+        return d
+
     # -- the model, after every step ---------------------------------------------
     @invariant()
     def registry_matches_the_model(self):
@@ -1012,6 +1054,9 @@ class RegistryMachine(RuleBasedStateMachine):
             d = self.objects[name]
             assert DType.from_name(name) is d
             assert d.structure() == self.structures[name]
+            assert d.name == name and d == d and d != DType.Any
+            assert not hasattr(d, "is_opaque_storage")
+            assert pickle.loads(pickle.dumps(d)) is d
         for name in self.failed:
             assert name not in self.objects
 

@@ -22,42 +22,13 @@ report instead of taking the test run down.  A child passes only if it exits
 """
 import json
 import os
-import subprocess
 import sys
-import textwrap
 
 import pytest
 
-import stride_weave
 from _defs import BUILTIN_NAMES
 
-TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-# the directory stride_weave is imported from (src/ for an editable install,
-# site-packages for a real one): children import the very same package
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(stride_weave.__file__)))
-CHILD_TIMEOUT = 120
-
-def run_child(code, *args, flags=(), timeout=CHILD_TIMEOUT):
-    """Run `code` in a fresh interpreter; return (returncode, stdout, stderr)."""
-    env = dict(os.environ)
-    path = [PACKAGE_PARENT, TESTS_DIR]
-    if env.get("PYTHONPATH"):
-        path.append(env["PYTHONPATH"])
-    env["PYTHONPATH"] = os.pathsep.join(path)
-    env.pop("PYTHONWARNINGS", None)
-    env.pop("PYTHONDEVMODE", None)
-    proc = subprocess.run(
-        [sys.executable, "-X", "faulthandler", *flags, "-c", textwrap.dedent(code), *args],
-        env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout,
-        cwd=TESTS_DIR,
-    )
-    return proc.returncode, proc.stdout.decode("utf-8", "replace"), \
-        proc.stderr.decode("utf-8", "replace")
-
-
-def assert_clean_exit(rc, out, err):
-    assert rc == 0 and err == "", (
-        f"child exited with {rc}\n--- stderr:\n{err}\n--- stdout:\n{out[-4000:]}")
+from _child import assert_clean_exit, run_child
 
 
 # ==========================================================================

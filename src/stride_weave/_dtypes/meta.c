@@ -369,6 +369,38 @@ sw_has_foreign_base(PyTypeObject *cls, PyTypeObject *meta,
     return 0;
 }
 
+static int
+sw_add_getset(PyTypeObject *cls, PyGetSetDef *def)
+{
+    PyObject *descr = PyDescr_NewGetSet(cls, def);
+    int status;
+
+    if (descr == NULL) {
+        return -1;
+    }
+    status = PyDict_SetItemString(cls->tp_dict, def->name, descr);
+    Py_DECREF(descr);
+    return status;
+}
+
+/* An owned name the model leaves undefined on purpose (the removed
+ * is_opaque_storage): in a class with a mixin, a data descriptor that keeps
+ * it absent, so a mixin cannot bring it back later. */
+static PyObject *
+sw_absent_get(PyObject *self, void *closure)
+{
+    PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%s'",
+                 Py_TYPE(self)->tp_name, (const char *)closure);
+    return NULL;
+}
+
+static PyGetSetDef sw_absent_members[] = {
+    {"is_opaque_storage", sw_absent_get, NULL,
+     PyDoc_STR("Removed: categories describe hierarchy relationships only."),
+     (void *)"is_opaque_storage"},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 /* A class with a mixin holds every owned member the model defines in its
  * own dict: attribute lookup and CPython's slot updates both stop at the
  * class itself, so a member added to the mixin later (Mix.bits = ...,
@@ -387,6 +419,15 @@ sw_guard_owned_members(PyTypeObject *cls, PyObject *owned)
     }
     while (status == 0 && (name = PyIter_Next(iter)) != NULL) {
         PyObject *member = _PyType_Lookup(cls, name);   /* borrowed */
+        PyGetSetDef *absent;
+
+        if (member == NULL && !PyErr_Occurred()) {
+            for (absent = sw_absent_members; absent->name != NULL; absent++) {
+                if (PyUnicode_CompareWithASCIIString(name, absent->name) == 0) {
+                    status = sw_add_getset(cls, absent);
+                }
+            }
+        }
         if (member != NULL) {
             Py_INCREF(member);
             if (PyDict_GetItemWithError(cls->tp_dict, name) == NULL
@@ -528,8 +569,9 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     if (clsname == NULL) {
         return NULL;
     }
-    if (sw_meta_inherited_kind(meta, bases, clsname, &kind,
-                               &has_descriptor_base) < 0) {
+    if (sw_meta_check_ready_bases(meta, bases, clsname) < 0
+        || sw_meta_inherited_kind(meta, bases, clsname, &kind,
+                                  &has_descriptor_base) < 0) {
         return NULL;
     }
     if (sw_parse_class_keywords(kwds, "abstract", &abstract, &rest) < 0) {
