@@ -771,6 +771,40 @@ sw_reduce_ex(PyObject *self, PyObject *Py_UNUSED(protocol))
     return sw_reduce(self, NULL);
 }
 
+/* object.__dir__ without the removed is_opaque_storage, which a class
+ * with a mixin keeps as an always-absent member (meta.c). */
+static PyObject *
+sw_dir(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *object_dir, *names, *result = NULL;
+    Py_ssize_t i, n;
+
+    object_dir = PyObject_GetAttrString((PyObject *)&PyBaseObject_Type,
+                                        "__dir__");
+    if (object_dir == NULL) {
+        return NULL;
+    }
+    names = PyObject_CallOneArg(object_dir, self);
+    Py_DECREF(object_dir);
+    if (names == NULL || !PyList_CheckExact(names)) {
+        return names;
+    }
+    result = PyList_New(0);
+    n = PyList_GET_SIZE(names);
+    for (i = 0; result != NULL && i < n; i++) {
+        PyObject *name = PyList_GET_ITEM(names, i);
+        if (PyUnicode_Check(name)
+            && PyUnicode_CompareWithASCIIString(name, "is_opaque_storage") == 0) {
+            continue;
+        }
+        if (PyList_Append(result, name) < 0) {
+            Py_CLEAR(result);
+        }
+    }
+    Py_DECREF(names);
+    return result;
+}
+
 static PyObject *
 sw_copy(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
@@ -921,6 +955,9 @@ static PyMethodDef sw_base_methods[] = {
     {"__reduce_ex__", sw_reduce_ex, METH_O,
      PyDoc_STR("__reduce_ex__($self, protocol, /)\n--\n\n"
                "Same as __reduce__() for every protocol.")},
+    {"__dir__", sw_dir, METH_NOARGS,
+     PyDoc_STR("__dir__($self, /)\n--\n\nThe attribute names of the "
+               "descriptor.")},
     {"__copy__", sw_copy, METH_NOARGS,
      PyDoc_STR("__copy__($self, /)\n--\n\nReturn self: descriptors are "
                "identities.")},
@@ -1054,7 +1091,7 @@ sw_descriptor_bind_methods(PyTypeObject *cls)
         PyObject *descr;
         int status;
 
-        if (m->ml_meth == sw_structure_extension
+        if (m->ml_meth == sw_structure_extension || m->ml_meth == sw_dir
             || m->ml_meth == (PyCFunction)(void (*)(void))sw_init_subclass) {
             continue;
         }
