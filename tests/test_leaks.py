@@ -8,6 +8,11 @@ warm-up and asserts that
 * ``sys.getrefcount`` of shared objects (built-in descriptors, the model
   classes, the metaclasses, ``Whole``, the reconstructor, registered
   extensions and the fixed name strings used by failing calls) is unchanged,
+* on a debug interpreter (Py_DEBUG), ``sys.gettotalrefcount()`` -- the sum
+  of every object's reference count -- grows by less than a small bound, so
+  a reference leaked to any object (one not in the shared set, or one that
+  outlives the loop anyway, such as ``None`` or an interned string) shows
+  up as well,
 * the registry is unchanged (no group registers anything).
 
 A leak of one object per iteration shows up as thousands of blocks.
@@ -38,6 +43,9 @@ WARMUP = 300
 TRACED_ITERATIONS = 800
 MAX_BLOCK_GROWTH = ITERATIONS // 10        # 1 leaked block/iteration -> 2000
 MAX_TRACED_GROWTH = 16 * 1024              # bytes; 1 leaked tuple/iteration -> >30 KiB
+MAX_REFCOUNT_GROWTH = ITERATIONS // 10     # 1 leaked reference/iteration -> 2000
+# Only debug builds (Py_DEBUG) keep a running total of all reference counts.
+_total_refcount = getattr(sys, "gettotalrefcount", None)
 
 # Fixed strings used by failing calls: a leaked reference to a name shows up
 # in its reference count.
@@ -458,8 +466,10 @@ def _measure(op):
     for _ in range(MAX_CHUNKS):
         refs_before = _refcounts()
         blocks_before = sys.getallocatedblocks()
+        total_before = _total_refcount() if _total_refcount else 0
         _run(op, ITERATIONS)
         gc.collect()
+        total = _total_refcount() - total_before if _total_refcount else 0
         blocks = sys.getallocatedblocks() - blocks_before
         refs_after = _refcounts()
         refs = {k: refs_after[k] - refs_before[k]
@@ -470,6 +480,9 @@ def _measure(op):
         if blocks >= MAX_BLOCK_GROWTH:
             chunk_problems.append(f"{blocks} allocated blocks more after {ITERATIONS} "
                                   f"iterations (bound {MAX_BLOCK_GROWTH})")
+        if total >= MAX_REFCOUNT_GROWTH:
+            chunk_problems.append(f"the total reference count grew by {total} after "
+                                  f"{ITERATIONS} iterations (bound {MAX_REFCOUNT_GROWTH})")
         if not chunk_problems:
             break
         problems.append(chunk_problems)
@@ -505,6 +518,25 @@ def test_no_leak(group):
     op()  # a plain first run: a wrong expectation fails here, readably
     problems = _measure(op)
     assert problems == [], f"{group}: {problems}"
+
+
+@pytest.mark.skipif(_total_refcount is None,
+                    reason="sys.gettotalrefcount exists on debug (Py_DEBUG) builds "
+                    "only; scripts/debug-python runs the suite on one")
+def test_measure_sees_a_leaked_reference():
+    """The total reference count catches what the other checks cannot: a
+    reference leaked to an object that is alive anyway and not shared."""
+    import ctypes
+
+    incref = ctypes.pythonapi.Py_IncRef
+    incref.argtypes = [ctypes.py_object]
+    target = object()
+
+    problems = _measure(lambda: incref(target))
+    assert len(problems) == MAX_CHUNKS
+    assert all(any("total reference count" in p for p in chunk) and
+               not any("allocated blocks" in p for p in chunk)
+               for chunk in problems), problems
 
 
 def test_failed_names_stay_free():
