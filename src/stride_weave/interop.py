@@ -258,7 +258,14 @@ def _normalize(target: str, value: Any, dtype: SimpleDType) -> Any:
     if isinstance(value, str):
         name = value
     elif target == "numpy" and "numpy" in sys.modules:
-        dt = sys.modules["numpy"].dtype(value)
+        try:
+            dt = sys.modules["numpy"].dtype(value)
+        except TypeError:
+            raise TypeError(
+                f"{where}: expected a numpy dtype or its name as a str, got {value!r}"
+            ) from None
+        if not dt.isnative:
+            raise ValueError(f"{where}: expected a native byte order numpy dtype, got {dt!r}")
         name = dt.name
     elif target == "arrow" and "pyarrow" in sys.modules and isinstance(
             value, sys.modules["pyarrow"].DataType):
