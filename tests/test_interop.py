@@ -462,3 +462,26 @@ def test_importing_interop_imports_no_foreign_library():
                             timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_interop_numerics_and_formats_pass_mypy_strict(tmp_path):
+    """The new modules are typed inline (the package ships py.typed): they and
+    a typical use type-check under mypy --strict."""
+    pytest.importorskip("mypy", reason="mypy is not installed: mypy --strict check skipped")
+    use = tmp_path / "use_interop.py"
+    use.write_text(
+        "from stride_weave import formats, interop, numerics\n"
+        "from stride_weave.dtypes import DType, SimpleDType\n"
+        "d: SimpleDType = interop.from_dlpack(10, 8)\n"
+        "triple: interop.DLPackDType = interop.to_dlpack(formats.Float16)\n"
+        "mx: float | int = numerics.finfo(DType.E4M3).max\n"
+        "planes: tuple[interop.Plane, ...] = interop.planes(DType.MXFP4, 'dlpack')\n"
+    )
+    env = {k: v for k, v in __import__("os").environ.items() if k != "MYPYPATH"}
+    env["MYPY_CACHE_DIR"] = str(tmp_path / ".mypy_cache")
+    for args in (["-p", "stride_weave.interop", "-p", "stride_weave.numerics",
+                  "-p", "stride_weave.formats"], [str(use)]):
+        result = subprocess.run([sys.executable, "-m", "mypy", "--strict", *args],
+                                cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=600)
+        assert result.returncode == 0, result.stdout + result.stderr

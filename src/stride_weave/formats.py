@@ -36,7 +36,7 @@ from __future__ import annotations
 from stride_weave._dtypes import DType, DTypeCategory, SimpleDType
 from stride_weave.interop import DLDataTypeCode as _C
 from stride_weave.interop import register_mapping
-from stride_weave.numerics import NumericInfo, register_numeric_info
+from stride_weave.numerics import NanEncoding, NumericInfo, register_numeric_info
 
 __all__ = [
     "Complex",
@@ -93,7 +93,7 @@ def _simple(name: str, bits: int, supertype: DTypeCategory) -> SimpleDType:
 Complex: DTypeCategory = _category("Complex", DType.Any)
 
 _f = NumericInfo.floating
-_ieee = "ieee"
+_ieee: NanEncoding = "ieee"
 # name, bits, category, numeric record, equivalents (numpy, dlpack, arrow,
 # buffer format, torch).
 _SPECS: tuple[tuple[str, int, DTypeCategory, NumericInfo,

@@ -390,7 +390,7 @@ def register_mapping(
     given = {"numpy": numpy, "dlpack": dlpack, "arrow": arrow,
              "buffer_format": buffer_format, "torch": torch}
     with _lock:
-        declared = Mapping(**{t: _normalize(t, v, dtype)  # type: ignore[arg-type]
+        declared = Mapping(**{t: _normalize(t, v, dtype)
                               for t, v in given.items() if v is not None})
         existing = _mappings.get(id(dtype))
         if existing is not None:
