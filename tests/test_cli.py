@@ -639,11 +639,11 @@ def test_mappings_extend_the_simple_dtypes_lines(ascii_flag, arrow):
 def test_mappings_of_extensions(capsys, fresh_name):
     plain = SimpleDType(fresh_name("CliNoMap"), bits=8, supertype=DType.Floating)
     mapped = SimpleDType(fresh_name("CliMap"), bits=16, supertype=DType.Floating)
-    interop.register_mapping(mapped, dlpack=(3, 16, 1))
+    interop.register_mapping(mapped, dlpack=(3, 4, 4))   # unique in the process
     assert _cli.main(["--mappings", "--ascii"]) == 0
     out = capsys.readouterr().out
     assert f"{plain.name}  simple, 8 bits  [extension]  -> no foreign equivalents" in out
-    assert f"{mapped.name}  simple, 16 bits  [extension]  -> DLPack (3, 16, 1)" in out
+    assert f"{mapped.name}  simple, 16 bits  [extension]  -> DLPack (3, 4, 4)" in out
 
 
 @pytest.mark.parametrize("other", ["--json", "--dot"])
