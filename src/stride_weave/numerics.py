@@ -3,20 +3,15 @@
 A :class:`~stride_weave.dtypes.SimpleDType` names a fixed-width encoding;
 this module says which one. Every built-in simple dtype has a record:
 
-=========  ==========================================================
-``Bool``   one byte holding 0 or 1
-``Int8``   8-bit two's complement integer
-``Int32``  32-bit two's complement integer
-``Float32`` IEEE 754 binary32
-``Float64`` IEEE 754 binary64
-``E8M0``   OCP Microscaling (MX) v1.0 scale format e8m0fnu: an unsigned
-           power of two, ``0xFF`` is NaN, no zero, no infinity
-``E5M2``   OCP MX v1.0 e5m2: IEEE-like, with infinities and NaNs
-``E4M3``   OCP MX v1.0 e4m3fn: max 448, no infinities, ``S.1111.111`` is NaN
-``E3M2``   OCP MX v1.0 e3m2fn: finite only (no infinity, no NaN)
-``E2M3``   OCP MX v1.0 e2m3fn: finite only
-``E2M1``   OCP MX v1.0 e2m1fn: finite only
-=========  ==========================================================
+- ``Bool``: one byte holding 0 or 1;
+- ``Int8``, ``Int32``: two's complement integers;
+- ``Float32``, ``Float64``: IEEE 754 binary32 and binary64;
+- ``E8M0``: the OCP Microscaling (MX) v1.0 scale format e8m0fnu, an
+  unsigned power of two; ``0xFF`` is NaN; no zero, no infinity;
+- ``E5M2``: OCP MX v1.0 e5m2, IEEE-like, with infinities and NaNs;
+- ``E4M3``: OCP MX v1.0 e4m3fn: max 448, no infinities, ``S.1111.111`` is NaN;
+- ``E3M2``, ``E2M3``, ``E2M1``: OCP MX v1.0 e3m2fn, e2m3fn and e2m1fn,
+  finite only (no infinity, no NaN).
 
 The records are metadata kept beside the descriptors (descriptors are
 immutable); they are not part of a descriptor's ``structure()`` and do not
