@@ -485,3 +485,57 @@ def test_interop_numerics_and_formats_pass_mypy_strict(tmp_path):
                                 cwd=tmp_path, env=env, capture_output=True, text=True,
                                 timeout=600)
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _run_child(code):
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_numpy_without_ml_dtypes():
+    """With numpy alone, numpy's own dtypes convert both ways and the
+    ml_dtypes formats are a clear error, not a broken lookup."""
+    out = _run_child(
+        "import sys\n"
+        "sys.modules['ml_dtypes'] = None   # not importable\n"
+        "import numpy as np\n"
+        "from stride_weave import interop\n"
+        "from stride_weave.dtypes import DType\n"
+        "print(interop.from_numpy(np.float32).name, interop.to_numpy(DType.Int8))\n"
+        "try:\n"
+        "    interop.to_numpy(DType.E4M3)\n"
+        "except interop.NoEquivalentError as exc:\n"
+        "    print(exc)\n")
+    first, second = out.splitlines()
+    assert first == "Float32 int8"
+    assert second.startswith("to_numpy: E4M3's numpy equivalent is not available with the "
+                             "installed libraries: 'float8_e4m3fn'")
+    assert "ml_dtypes" in second
+
+
+def test_a_name_declared_before_its_library_is_checked_when_it_is_imported():
+    out = _run_child(
+        "from stride_weave import interop\n"
+        "from stride_weave.dtypes import DType, SimpleDType\n"
+        "d = SimpleDType('Lazy', bits=8, supertype=DType.Integer)\n"
+        "interop.register_mapping(d, numpy='int16')   # numpy is not imported yet\n"
+        "try:\n"
+        "    interop.to_numpy(d)\n"
+        "except ValueError as exc:\n"
+        "    print(exc)\n")
+    assert out.strip() == ("the numpy equivalent declared for Lazy, 'int16', holds 16 bits, "
+                           "not 8: the widths must agree")
+
+
+def test_importing_the_pack_after_numpy_imports_nothing_more():
+    """Declaring the built-ins' and the pack's mappings resolves no name, so
+    it imports neither ml_dtypes nor the other libraries even when numpy is
+    already imported."""
+    out = _run_child(
+        "import sys, numpy\n"
+        "import stride_weave.interop, stride_weave.formats\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('ml_dtypes', 'pyarrow', 'torch')))\n")
+    assert out.strip() == "[]"

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from stride_weave._dtypes import DType, DTypeCategory, SimpleDType
 from stride_weave.interop import DLDataTypeCode as _C
-from stride_weave.interop import register_mapping
+from stride_weave.interop import _declare
 from stride_weave.numerics import NanEncoding, NumericInfo, register_numeric_info
 
 __all__ = [
@@ -147,8 +147,11 @@ def _register() -> dict[str, SimpleDType]:
                                        torch) in _SPECS:
         dtype = _simple(name, bits, category)
         register_numeric_info(dtype, record)
-        register_mapping(dtype, numpy=numpy, dlpack=dlpack, arrow=arrow,
-                         buffer_format=buffer_format, torch=torch)
+        # As register_mapping, without resolving the names now: importing the
+        # pack imports no foreign library.
+        _declare(dtype, {"numpy": numpy, "dlpack": dlpack, "arrow": arrow,
+                         "buffer_format": buffer_format, "torch": torch},
+                 check_now=False)
         registered[name] = dtype
     return registered
 

@@ -225,7 +225,7 @@ def _buffer_key(func: str, fmt: object) -> tuple[str, int]:
 
 # ---- declaring ------------------------------------------------------------
 
-def _normalize(target: str, value: Any, dtype: SimpleDType) -> Any:
+def _normalize(target: str, value: Any, dtype: SimpleDType, check_now: bool) -> Any:
     """The stored form of one declared equivalent (validated)."""
     where = f"register_mapping({dtype.name}, {target}=...)"
     if target == "dlpack":
@@ -279,14 +279,27 @@ def _normalize(target: str, value: Any, dtype: SimpleDType) -> Any:
         )
     if not name:
         raise ValueError(f"{where}: expected a non-empty name, got {value!r}")
-    if _LIBRARY[target] in sys.modules:
-        # The library is here already: check the name and the width now.
-        _check_width(target, name, dtype)
+    if check_now and _LIBRARY[target] in sys.modules:
+        # The library is here already: check the name and the width now. A
+        # name that needs ml_dtypes when it is not installed is left to the
+        # conversions (no such dtype can occur here).
+        try:
+            _check_width(target, name, dtype)
+        except _Unavailable as exc:
+            if not isinstance(exc.__cause__, ImportError):
+                raise TypeError(f"{where}: {exc}") from None
     return name
 
 
+class _Unavailable(TypeError):
+    """The installed library has no dtype of this name (an older version,
+    or ml_dtypes missing): the name's dtype cannot occur in this process."""
+
+
 def _resolve(target: str, name: str) -> Any:
-    """The foreign dtype that a stored name denotes (cached)."""
+    """The foreign dtype that a stored name denotes (cached). _Unavailable
+    when the installed library (or ml_dtypes, for numpy) lacks it; TypeError
+    when the name denotes something that is not a dtype."""
     key = (target, name)
     found = _resolved.get(key)
     if found is not None:
@@ -309,7 +322,10 @@ def _resolve(target: str, name: str) -> Any:
             found = getattr(module, name)
             if not isinstance(found, module.dtype):
                 raise TypeError(f"torch.{name} is not a torch.dtype")
-    except (AttributeError, ImportError, TypeError, ValueError) as exc:
+    except (AttributeError, ImportError) as exc:
+        raise _Unavailable(
+            f"{name!r} does not name a {target} dtype here ({exc})") from exc
+    except (TypeError, ValueError) as exc:
         raise TypeError(f"{name!r} does not name a {target} dtype: {exc}") from exc
     _resolved[key] = found
     return found
@@ -348,10 +364,22 @@ def _check_width(target: str, name: str, dtype: SimpleDType) -> Any:
         bits = -1
     if bits != dtype.bits:
         raise ValueError(
-            f"the widths must agree: {dtype.name} has {dtype.bits} bits, "
-            f"{target} {name!r} holds {bits}"
+            f"the {target} equivalent declared for {dtype.name}, {name!r}, holds "
+            f"{bits} bits, not {dtype.bits}: the widths must agree"
         )
     return foreign
+
+
+def _convert(func: str, target: str, name: str, dtype: SimpleDType) -> Any:
+    """The foreign dtype of a forward conversion; NoEquivalentError when the
+    installed library lacks it."""
+    try:
+        return _check_width(target, name, dtype)
+    except _Unavailable as exc:
+        raise NoEquivalentError(
+            f"{func}: {dtype.name}'s {target} equivalent is not available with "
+            f"the installed libraries: {exc}"
+        ) from exc
 
 
 def _reverse_key(target: str, value: Any) -> Any:
@@ -379,18 +407,26 @@ def register_mapping(
     library.
 
     Validation: the widths must agree with ``dtype.bits`` (checked at once
-    for DLPack and buffer formats, and for the others as soon as their
-    library is imported); a foreign dtype already mapped to another
+    for DLPack and buffer formats, and for the others at once when their
+    library is imported already, else by the first conversion that imports
+    it, which then raises the ValueError); a foreign dtype already mapped to another
     stride-weave dtype is a ValueError (reverse lookups stay unambiguous).
     Declaring the same mapping again is harmless; a different one for a
     dtype that has one is a ValueError. A refused declaration changes
     nothing. Thread-safe. Returns the stored :class:`Mapping`.
     """
-    _simple("register_mapping", dtype, "foreign")
     given = {"numpy": numpy, "dlpack": dlpack, "arrow": arrow,
              "buffer_format": buffer_format, "torch": torch}
+    return _declare(dtype, given, check_now=True)
+
+
+def _declare(dtype: SimpleDType, given: dict[str, Any], *, check_now: bool) -> Mapping:
+    """register_mapping's work. check_now=False (the built-ins and the
+    formats pack, whose names the test suite checks against the libraries)
+    resolves no name now, so declaring imports nothing."""
+    _simple("register_mapping", dtype, "foreign")
     with _lock:
-        declared = Mapping(**{t: _normalize(t, v, dtype)
+        declared = Mapping(**{t: _normalize(t, v, dtype, check_now)
                               for t, v in given.items() if v is not None})
         existing = _mappings.get(id(dtype))
         if existing is not None:
@@ -438,7 +474,11 @@ def _reverse_table(target: Target) -> dict[Any, SimpleDType]:
                 if value is None:
                     continue
                 if target in _LIBRARY:
-                    table[_check_width(target, value, dtype)] = dtype
+                    try:
+                        table[_check_width(target, value, dtype)] = dtype
+                    except _Unavailable:
+                        continue   # no such foreign dtype can be given here
+
                 else:
                     table[_reverse_key(target, value)] = dtype
             _reverse[target] = table
@@ -458,7 +498,7 @@ def to_numpy(dtype: SimpleDType) -> Any:
     """The ``numpy.dtype`` equivalent to ``dtype`` (imports numpy, and
     ml_dtypes for its formats)."""
     d, name = _forward("to_numpy", "numpy", dtype)
-    return _check_width("numpy", name, d)
+    return _convert("to_numpy", "numpy", name, d)
 
 
 def from_numpy(np_dtype: Any) -> SimpleDType:
@@ -498,7 +538,7 @@ def from_dlpack(code: int, bits: int, lanes: int = 1) -> SimpleDType:
 def to_arrow(dtype: SimpleDType) -> Any:
     """The ``pyarrow.DataType`` equivalent to ``dtype`` (imports pyarrow)."""
     d, name = _forward("to_arrow", "arrow", dtype)
-    return _check_width("arrow", name, d)
+    return _convert("to_arrow", "arrow", name, d)
 
 
 def from_arrow(arrow_type: Any) -> SimpleDType:
@@ -530,7 +570,7 @@ def to_torch(dtype: SimpleDType) -> Any:
     """The ``torch.dtype`` equivalent to ``dtype`` (imports torch).
     ``E2M1`` gives ``torch.float4_e2m1fn_x2``: two values per element."""
     d, name = _forward("to_torch", "torch", dtype)
-    return _check_width("torch", name, d)
+    return _convert("to_torch", "torch", name, d)
 
 
 def from_torch(torch_dtype: Any) -> SimpleDType:
@@ -586,5 +626,6 @@ _BUILTINS: tuple[tuple[SimpleDType, Mapping], ...] = (
                          None, "float4_e2m1fn_x2")),
 )
 for _dtype, _mapping in _BUILTINS:
-    register_mapping(_dtype, **{f.name: getattr(_mapping, f.name) for f in fields(_mapping)})
+    _declare(_dtype, {f.name: getattr(_mapping, f.name) for f in fields(_mapping)},
+             check_now=False)
 del _dtype, _mapping
