@@ -200,23 +200,22 @@ def _capsule_dtype(capsule):
     return (tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes)
 
 
-# numpy exports only bool, integers, floats and complex through DLPack.
-NUMPY_DLPACK = [n for n in NAMES if not hasattr(ml_dtypes, np.dtype(EXPECTED[n][0]).name)]
-
-
-@pytest.mark.parametrize("name", NUMPY_DLPACK)
+@pytest.mark.parametrize("name", NAMES)
 def test_numpy_arrays_report_the_mapped_dlpack_dtype(name):
+    """A real exchange: the DLDataType numpy puts in the capsule of an array
+    of to_numpy(d) is to_dlpack(d). numpy exports its own dtypes; newer
+    numpy also exports third-party (ml_dtypes) ones it can describe."""
     d = DType.from_name(name)
     array = np.zeros(4, interop.to_numpy(d))
-    assert _capsule_dtype(array.__dlpack__()) == tuple(interop.to_dlpack(d))
+    try:
+        capsule = array.__dlpack__()
+    except BufferError as exc:
+        assert hasattr(ml_dtypes, array.dtype.name), exc   # numpy's own always work
+        pytest.skip(f"numpy {np.__version__} does not export {array.dtype} through "
+                    f"DLPack: {exc}")
+    assert _capsule_dtype(capsule) == tuple(interop.to_dlpack(d))
     # and numpy's own consumer reads it back as the same numpy dtype
     assert np.from_dlpack(array).dtype == interop.to_numpy(d)
-
-
-def test_numpy_does_not_export_ml_dtypes_formats_through_dlpack():
-    """Why the FP8 codes are exchanged through torch below, not numpy."""
-    with pytest.raises(BufferError):
-        np.zeros(2, ml_dtypes.float8_e4m3fn).__dlpack__()
 
 
 @requires_torch
