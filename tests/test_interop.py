@@ -451,16 +451,14 @@ def test_from_dlpack_is_the_inverse_of_to_dlpack(code, bits, lanes):
 
 
 def test_importing_interop_imports_no_foreign_library():
-    code = ("import sys, stride_weave.interop, stride_weave.numerics, stride_weave.formats\n"
-            "from stride_weave.dtypes import DType\n"
-            "stride_weave.interop.to_dlpack(DType.E4M3)\n"
-            "stride_weave.interop.from_buffer_format('f')\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('numpy', 'ml_dtypes', 'pyarrow', 'torch')))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "[]"
+    out = _run_child(
+        "import sys, stride_weave.interop, stride_weave.numerics, stride_weave.formats\n"
+        "from stride_weave.dtypes import DType\n"
+        "stride_weave.interop.to_dlpack(DType.E4M3)\n"
+        "stride_weave.interop.from_buffer_format('f')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('numpy', 'ml_dtypes', 'pyarrow', 'torch')))\n")
+    assert out.strip() == "[]"
 
 
 def test_interop_numerics_and_formats_pass_mypy_strict(tmp_path):

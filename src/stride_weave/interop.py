@@ -541,14 +541,21 @@ def to_arrow(dtype: SimpleDType) -> Any:
     return _convert("to_arrow", "arrow", name, d)
 
 
+def _from_library(func: str, target: Target, argument: str, value: Any,
+                  cls: str) -> SimpleDType:
+    """from_arrow/from_torch: ``value`` must be an instance of the library's
+    class ``cls``."""
+    expected = getattr(_import(target), cls)
+    if not isinstance(value, expected):
+        raise TypeError(
+            f"{func}: {argument} must be a {_LIBRARY[target]}.{cls}, got {value!r}"
+        )
+    return _backward(func, target, value, value)
+
+
 def from_arrow(arrow_type: Any) -> SimpleDType:
     """The stride-weave dtype equivalent to a ``pyarrow.DataType``."""
-    pa = _import("arrow")
-    if not isinstance(arrow_type, pa.DataType):
-        raise TypeError(
-            f"from_arrow: arrow_type must be a pyarrow.DataType, got {arrow_type!r}"
-        )
-    return _backward("from_arrow", "arrow", arrow_type, arrow_type)
+    return _from_library("from_arrow", "arrow", "arrow_type", arrow_type, "DataType")
 
 
 def to_buffer_format(dtype: SimpleDType) -> str:
@@ -575,12 +582,7 @@ def to_torch(dtype: SimpleDType) -> Any:
 
 def from_torch(torch_dtype: Any) -> SimpleDType:
     """The stride-weave dtype equivalent to a ``torch.dtype``."""
-    torch = _import("torch")
-    if not isinstance(torch_dtype, torch.dtype):
-        raise TypeError(
-            f"from_torch: torch_dtype must be a torch.dtype, got {torch_dtype!r}"
-        )
-    return _backward("from_torch", "torch", torch_dtype, torch_dtype)
+    return _from_library("from_torch", "torch", "torch_dtype", torch_dtype, "dtype")
 
 
 _CONVERTERS = {"numpy": to_numpy, "dlpack": to_dlpack, "arrow": to_arrow,
