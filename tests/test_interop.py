@@ -412,6 +412,11 @@ def test_a_second_different_mapping_is_refused():
     assert interop.to_dlpack(d) == (C.kDLOpaqueHandle, 8, 1)
 
 
+def test_mapping_of_a_block_scaled_format_points_to_planes():
+    with pytest.raises(TypeError, match=r"mapping: NVFP4 is block-scaled .* planes\(NVFP4, target\)"):
+        interop.mapping(DType.NVFP4)  # type: ignore[arg-type]
+
+
 def test_register_mapping_rejects_non_simple_dtypes():
     with pytest.raises(TypeError, match="register_mapping: MXFP4 is block-scaled"):
         interop.register_mapping(DType.MXFP4, dlpack=(2, 8))  # type: ignore[arg-type]

@@ -165,10 +165,10 @@ def _import(target: str) -> Any:
 
 def _simple(func: str, dtype: object, target: str) -> SimpleDType:
     if isinstance(dtype, BlockScaledDType):
+        shown = repr(target) if target in TARGETS else "target"
         raise TypeError(
             f"{func}: {dtype.name} is block-scaled and has no single {target} "
-            f"dtype; convert it plane by plane with planes({dtype.name}, "
-            f"{target!r})"
+            f"dtype; convert it plane by plane with planes({dtype.name}, {shown})"
         )
     if not isinstance(dtype, SimpleDType):
         raise TypeError(f"{func}: dtype must be a SimpleDType, got {dtype!r}")
