@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import stride_weave.formats as formats
 from conftest import unique_name
 from stride_weave import interop
-from stride_weave.dtypes import DType, SimpleDType
+from stride_weave.dtypes import DType, SimpleDType, Whole
 from stride_weave.interop import DLDataTypeCode as C
 from stride_weave.interop import NoEquivalentError
 
@@ -327,6 +327,17 @@ def test_planes_allocate_an_mxfp4_tensor():
     scales = np.ones(64 // scale.block, scale.foreign)
     assert (values.dtype, scales.dtype, scales.shape) == (
         np.dtype(ml_dtypes.float4_e2m1fn), np.dtype(ml_dtypes.float8_e8m0fnu), (2,))
+
+
+def test_planes_with_numeric_records():
+    """Block-scaled formats get the numeric view of their element and scales."""
+    from stride_weave import numerics
+
+    element, scale, whole = interop.planes(DType.NVFP4, numerics.finfo)
+    assert (element.foreign.encoding, element.foreign.max) == ("float4_e2m1fn", 6.0)
+    assert (scale.block, scale.foreign.encoding, scale.foreign.max) == (16, "float8_e4m3fn", 448.0)
+    assert (whole.block, whole.foreign.encoding) == (Whole, "ieee754_binary32")
+    assert whole.foreign.max == float(ml_dtypes.finfo(np.float32).max)
 
 
 def test_planes_with_no_equivalent_plane_and_bad_target():

@@ -36,6 +36,7 @@ import struct
 import sys
 import threading
 from dataclasses import dataclass, fields
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 from stride_weave._dtypes import BlockScaledDType, DType, SimpleDType, WholeExtent
@@ -585,20 +586,32 @@ def from_torch(torch_dtype: Any) -> SimpleDType:
     return _from_library("from_torch", "torch", "torch_dtype", torch_dtype, "dtype")
 
 
-_CONVERTERS = {"numpy": to_numpy, "dlpack": to_dlpack, "arrow": to_arrow,
+_CONVERTERS: dict[str, Callable[[SimpleDType], Any]] = {"numpy": to_numpy, "dlpack": to_dlpack, "arrow": to_arrow,
                "buffer_format": to_buffer_format, "torch": to_torch}
 
 
-def planes(dtype: BlockScaledDType, target: Target) -> tuple[Plane, ...]:
+def planes(dtype: BlockScaledDType,
+           target: Target | Callable[[SimpleDType], Any]) -> tuple[Plane, ...]:
     """The planes of a block-scaled format converted to ``target``: the
     element plane, then one scale plane per level (innermost first) with
     its block, enough to allocate each plane. NoEquivalentError when a plane
-    has no equivalent in ``target``."""
+    has no equivalent in ``target``.
+
+    ``target`` is one of :data:`TARGETS`, or any function of a simple dtype:
+    ``planes(DType.MXFP4, numerics.numeric_info)`` gives each plane's
+    numeric record.
+    """
     if not isinstance(dtype, BlockScaledDType):
         raise TypeError(f"planes: dtype must be a BlockScaledDType, got {dtype!r}")
-    if target not in _CONVERTERS:
-        raise ValueError(f"planes: target must be one of {TARGETS}, got {target!r}")
-    convert = _CONVERTERS[target]
+    if callable(target):
+        convert = target
+    elif target in _CONVERTERS:
+        convert = _CONVERTERS[target]
+    else:
+        raise ValueError(
+            f"planes: target must be one of {TARGETS} or a function of a "
+            f"SimpleDType, got {target!r}"
+        )
     result = [Plane("element", None, dtype.element, None, convert(dtype.element))]
     for i, level in enumerate(dtype.levels):
         result.append(Plane("scale", i, level.scale, level.block, convert(level.scale)))
