@@ -191,8 +191,9 @@ _BUFFER_KINDS = {**dict.fromkeys("bhilqn", "int"), **dict.fromkeys("BHILQN", "ui
 
 
 def _buffer_key(func: str, fmt: object) -> tuple[str, int]:
-    """(kind, size in bytes) of a one-item PEP 3118 format in native byte
-    order; ValueError for anything else."""
+    """(kind, size in bytes) of a one-item PEP 3118 format of a number or
+    bool in native byte order; NoEquivalentError for any other format,
+    TypeError for a non-str."""
     if not isinstance(fmt, str):
         raise TypeError(f"{func}: format must be a str, got {fmt!r}")
     body = fmt
