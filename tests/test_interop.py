@@ -3,6 +3,7 @@ formats pack) is a round trip against the real library or a tested "no
 equivalent" error; real buffers are exchanged where the libraries allow it;
 extension mappings are validated; the module imports no foreign library."""
 import ctypes
+import struct
 import subprocess
 import sys
 import threading
@@ -552,3 +553,29 @@ def test_importing_the_pack_after_numpy_imports_nothing_more():
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('ml_dtypes', 'pyarrow', 'torch')))\n")
     assert out.strip() == "[]"
+
+
+@given(order=st.sampled_from(["", "@", "="]), code=st.sampled_from(list("bBhHiIlLqQnNefd?")),
+       complex_=st.booleans())
+def test_from_buffer_format_matches_by_kind_and_size(order, code, complex_):
+    """Any native scalar format maps to the dtype of the same kind and width,
+    or to none: never to a dtype of another width."""
+    fmt = order + ("Z" if complex_ else "") + code
+    if order == "=" and code in "nN" and not complex_:
+        with pytest.raises(ValueError, match="only valid in native mode"):
+            interop.from_buffer_format(fmt)
+        return
+    try:
+        d = interop.from_buffer_format(fmt)
+    except NoEquivalentError:
+        return
+    size = struct.calcsize((order or "@") + code) * (2 if complex_ else 1)
+    assert d.bits == size * 8
+    canonical = interop.to_buffer_format(d)
+    assert interop.from_buffer_format(canonical) is d
+    kind = "complex" if complex_ else ("float" if code in "efd" else
+                                      "bool" if code == "?" else
+                                      "uint" if code.isupper() else "int")
+    assert kind == ("complex" if canonical.startswith("Z") else
+                    "float" if canonical in "efd" else "bool" if canonical == "?" else
+                    "uint" if canonical.isupper() else "int")
