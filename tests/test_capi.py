@@ -290,7 +290,7 @@ def test_constants(probe):
     assert (c["KIND_NONE"], c["KIND_CATEGORY"], c["KIND_SIMPLE"],
             c["KIND_COMPOUND"], c["KIND_BLOCK_SCALED"]) == (0, 1, 2, 3, 4)
     assert c["BLOCK_WHOLE"] == 0
-    assert c["API_VERSION"] == 1
+    assert c["API_VERSION"] == 2   # version 2 appended the DLPack lookups
     assert c["MODULE_NAME"] == "stride_weave._dtypes"
     assert c["CAPSULE_ATTR"] == "_C_API"
     assert c["CAPSULE_NAME"] == "stride_weave._dtypes._C_API"
@@ -298,7 +298,7 @@ def test_constants(probe):
 
 def test_version_and_size(probe):
     api_version, struct_size, header_size, header_version = probe.version()
-    assert api_version == header_version == 1
+    assert api_version == header_version == 2
     assert struct_size == header_size
 
 
@@ -711,6 +711,7 @@ def test_results_are_new_references(probe):
         (lambda: probe.element(nv), DType.E2M1),
         (lambda: probe.level_scale(nv, 1), DType.Float32),
         (lambda: probe.from_name_object(d.name), d),
+        (lambda: probe.from_dlpack(10, 8, 1), DType.E4M3),
     ]
     for call, obj in calls:
         if _uncountable(obj):
@@ -732,7 +733,8 @@ def test_every_entry_point_has_a_test():
                  "NameUTF8": "name_utf8", "Bits": "bits", "Supertype": "supertype",
                  "IsSubtype": "is_subtype", "NumPlanes": "num_planes",
                  "Plane": "plane", "Element": "element", "NumLevels": "num_levels",
-                 "LevelScale": "level_scale", "LevelBlock": "level_block"}
+                 "LevelScale": "level_scale", "LevelBlock": "level_block",
+                 "FromDLPack": "from_dlpack", "ToDLPack": "to_dlpack"}
     header = HEADER.read_text(encoding="utf-8")
     declared = set(re.findall(r"\(\*(\w+)\)\(", header))
     assert declared == set(functions)
@@ -789,7 +791,7 @@ def test_import_again_gives_the_same_table(probe):
 def test_older_build_is_import_error(probe, fake_capsule):
     size = probe.version()[1]
     fake_capsule(0, size)
-    with pytest.raises(ImportError, match=r"needs the stride_weave C API version 1 "
+    with pytest.raises(ImportError, match=r"needs the stride_weave C API version 2 "
                        r"\(a %d-byte table\); the installed stride_weave provides "
                        r"version 0 \(%d bytes\): upgrade stride-weave" % (size, size)):
         probe.import_again()
@@ -1050,3 +1052,75 @@ def test_docs_session_runs_as_shown():
     """, str(directory), sessions[0])
     assert report["tried"] >= 6
     assert report["failed"] == 0, report["report"]
+
+
+# ==========================================================================
+# 6. DLPack (version 2): the built-ins' fixed mapping
+# ==========================================================================
+
+def _builtin_simple():
+    return [d for d in DType.registered()
+            if isinstance(d, SimpleDType) and getattr(DType, d.name, None) is d]
+
+
+def test_dlpack_of_every_builtin_agrees_with_interop(probe):
+    from stride_weave import interop
+
+    builtins = _builtin_simple()
+    assert len(builtins) == 11
+    for d in builtins:
+        triple = tuple(interop.to_dlpack(d))
+        assert probe.to_dlpack(d) == triple
+        assert probe.from_dlpack(*triple) is d
+        assert probe.macro_dlpack(d) == (d, triple)
+
+
+@pytest.mark.parametrize("triple", [(10, 8, 2), (2, 16, 1), (3, 8, 1), (-1, 8, 1),
+                                    (17, 8, 1), (2, 32, 0)])
+def test_from_dlpack_unknown_is_lookup_error(probe, triple):
+    with pytest.raises(LookupError, match=r"SW_DType_FromDLPack: no built-in dtype has "
+                       r"the DLPack type \(code %d, bits %d, lanes %d\)" % triple):
+        probe.from_dlpack(*triple)
+
+
+def test_to_dlpack_sees_the_builtins_only(probe):
+    """An extension's mapping declared from Python is not visible to C."""
+    from stride_weave import interop
+
+    d = SimpleDType(unique_name("CDL"), bits=16, supertype=DType.Floating)
+    # (a triple no other test of the process declares)
+    interop.register_mapping(d, dlpack=(interop.DLDataTypeCode.kDLOpaqueHandle, 2, 8))
+    with pytest.raises(LookupError, match=r"SW_DType_ToDLPack: SimpleDType\('CDL_.*'\) is "
+                       r"not a built-in simple dtype"):
+        probe.to_dlpack(d)
+    with pytest.raises(LookupError):
+        probe.from_dlpack(3, 2, 8)
+
+
+@pytest.mark.parametrize("obj, exc, match", [
+    (DType.Floating, TypeError, r"SW_DType_ToDLPack: expected a registered SimpleDType, "
+                                r"got DTypeCategory\('Floating'\)"),
+    (DType.MXFP4, TypeError, r"expected a registered SimpleDType, got BlockScaledDType"),
+    ("Float32", TypeError, r"SW_DType_ToDLPack: expected a registered SimpleDType, got str"),
+])
+def test_to_dlpack_wrong_argument(probe, obj, exc, match):
+    with pytest.raises(exc, match=match):
+        probe.to_dlpack(obj)
+
+
+def test_to_dlpack_null_argument_and_outputs_are_system_errors(probe):
+    with pytest.raises(SystemError, match="SW_DType_ToDLPack: got NULL"):
+        probe.to_dlpack(probe.NULL)
+    with pytest.raises(SystemError, match="SW_DType_ToDLPack: got a NULL output pointer"):
+        probe.to_dlpack(DType.Float32, True)
+
+
+def test_header_and_docs_list_the_same_dlpack_types_as_interop():
+    from stride_weave import interop
+
+    header = HEADER.read_text(encoding="utf-8")
+    docs = DOCS.read_text(encoding="utf-8")
+    for d in _builtin_simple():
+        code, bits, lanes = interop.to_dlpack(d)
+        assert f"{d.name} ({code}, {bits}, {lanes})" in header
+        assert f"| `{d.name}` | {code} | {bits} | {lanes} |" in docs

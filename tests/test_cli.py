@@ -21,7 +21,7 @@ from stride_weave.dtypes import (
     SymbolicBits,
     Whole,
 )
-from stride_weave import _cli
+from stride_weave import _cli, interop
 
 # The built-in graph of the dtype-descriptors spec: name -> (supertype, bits).
 BUILTIN_SIMPLE = {
@@ -253,8 +253,18 @@ def test_closed_output_pipe_is_not_a_traceback():
 
 _JSON_KEYS = [
     "name", "kind", "class", "builtin", "supertype", "bits", "planes",
-    "element", "levels", "bits_per_element",
+    "element", "levels", "bits_per_element", "mappings",
 ]
+
+
+def _expected_mappings(d):
+    """The "mappings" value --json must give: a simple dtype's declared
+    equivalents, field by field from stride_weave.interop."""
+    if not d.is_simple():
+        return None
+    m = interop.mapping(d)
+    return {"numpy": m.numpy, "dlpack": None if m.dlpack is None else list(m.dlpack),
+            "arrow": m.arrow, "buffer_format": m.buffer_format, "torch": m.torch}
 
 
 def _kind(d):
@@ -283,6 +293,7 @@ def expected_record(d):
         "element": None,
         "levels": None,
         "bits_per_element": None,
+        "mappings": _expected_mappings(d),
     }
     if kind == "block-scaled":
         record["element"] = d.element.name
@@ -343,12 +354,17 @@ def test_json_describes_every_registered_descriptor(capsys, fresh_name):
         ],
         # 3 + 8/8 + 8/(8*2), and 32 bits for the whole tensor.
         "bits_per_element": {"constant": 4.5, "whole_scale_bits": 32},
+        "mappings": None,
     }
     assert by_name["Float32"] == {
         "name": "Float32", "kind": "simple", "class": "SimpleDType",
         "builtin": True, "supertype": "Floating", "bits": 32, "planes": None,
         "element": None, "levels": None, "bits_per_element": None,
+        "mappings": {"numpy": "float32", "dlpack": [2, 32, 1], "arrow": "float32",
+                     "buffer_format": "f", "torch": "float32"},
     }
+    assert by_name[simple.name]["mappings"] == {
+        "numpy": None, "dlpack": None, "arrow": None, "buffer_format": None, "torch": None}
 
 
 # The built-in block-scaled formats of dtype-representations, as --json gives
@@ -395,7 +411,11 @@ def test_json_of_a_fresh_process_is_the_builtin_graph():
             "element": element,
             "levels": [{"scale": scale, "block": block} for scale, block in levels],
             "bits_per_element": bpe,
+            "mappings": None,
         }, name
+    assert by_name["E4M3"]["mappings"] == {
+        "numpy": "float8_e4m3fn", "dlpack": [10, 8, 1], "arrow": None,
+        "buffer_format": None, "torch": "float8_e4m3fn"}
 
 
 def test_json_keeps_every_name_exact(capsys, fresh_name):
@@ -581,3 +601,54 @@ def test_closed_output_pipe_is_not_a_traceback_for_other_forms(option):
         os.close(write_end)
     assert proc.returncode == 1
     assert proc.stderr == ""
+
+
+# --- --mappings ---------------------------------------------------------------
+
+# What --mappings appends to each built-in simple dtype's line.
+BUILTIN_MAPPINGS = {
+    "Bool": "numpy bool; DLPack (6, 8, 1); PEP 3118 ?; torch bool",
+    "Int8": "numpy int8; DLPack (0, 8, 1); Arrow int8; PEP 3118 b; torch int8",
+    "Int32": "numpy int32; DLPack (0, 32, 1); Arrow int32; PEP 3118 i; torch int32",
+    "Float32": "numpy float32; DLPack (2, 32, 1); Arrow float32; PEP 3118 f; torch float32",
+    "Float64": "numpy float64; DLPack (2, 64, 1); Arrow float64; PEP 3118 d; torch float64",
+    "E8M0": "numpy float8_e8m0fnu; DLPack (14, 8, 1); torch float8_e8m0fnu",
+    "E5M2": "numpy float8_e5m2; DLPack (12, 8, 1); torch float8_e5m2",
+    "E4M3": "numpy float8_e4m3fn; DLPack (10, 8, 1); torch float8_e4m3fn",
+    "E3M2": "numpy float6_e3m2fn; DLPack (16, 6, 1)",
+    "E2M3": "numpy float6_e2m3fn; DLPack (15, 6, 1)",
+    "E2M1": "numpy float4_e2m1fn; DLPack (17, 4, 1); torch float4_e2m1fn_x2",
+}
+
+
+@pytest.mark.parametrize("ascii_flag, arrow", [((), "\u2192"), (("--ascii",), "->")])
+def test_mappings_extend_the_simple_dtypes_lines(ascii_flag, arrow):
+    proc = run_module("--mappings", *ascii_flag)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for name, text in BUILTIN_MAPPINGS.items():
+        bits = DType.from_name(name).bits
+        wanted = f"{name}  simple, {bits} bits  {arrow} {text}"
+        assert sum(line.endswith(wanted) for line in lines) == 1, (name, proc.stdout)
+    # other kinds are unchanged
+    assert any(line.endswith("MXFP4  block-scaled, planes E2M1 + E8M0 per 32, "
+                             "4.25 bits per element") for line in lines)
+    assert run_module(*ascii_flag).stdout.count("\n") == proc.stdout.count("\n")
+
+
+def test_mappings_of_extensions(capsys, fresh_name):
+    plain = SimpleDType(fresh_name("CliNoMap"), bits=8, supertype=DType.Floating)
+    mapped = SimpleDType(fresh_name("CliMap"), bits=16, supertype=DType.Floating)
+    interop.register_mapping(mapped, dlpack=(3, 4, 4))   # unique in the process
+    assert _cli.main(["--mappings", "--ascii"]) == 0
+    out = capsys.readouterr().out
+    assert f"{plain.name}  simple, 8 bits  [extension]  -> no foreign equivalents" in out
+    assert f"{mapped.name}  simple, 16 bits  [extension]  -> DLPack (3, 4, 4)" in out
+
+
+@pytest.mark.parametrize("other", ["--json", "--dot"])
+def test_mappings_is_for_the_tree_view_only(other):
+    proc = run_module("--mappings", other)
+    assert proc.returncode == 2
+    assert "--mappings applies to the tree view only" in proc.stderr
+    assert proc.stdout == ""

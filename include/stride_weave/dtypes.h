@@ -61,7 +61,7 @@ extern "C" {
 
 /* The table version this header describes.  Each release that appends
  * fields increments it; fields are never removed, reordered or retyped. */
-#define SW_DTYPES_API_VERSION 1
+#define SW_DTYPES_API_VERSION 2
 
 /* What SW_DType_Kind returns. */
 #define SW_DTYPE_KIND_NONE 0            /* not a registered descriptor */
@@ -183,7 +183,33 @@ typedef struct SW_DTypes_CAPI {
     PyObject *MXINT8;
     PyObject *NVFP4;
 
-    /* ---- version 2 appends here ----------------------------------------- */
+    /* ---- version 2 ------------------------------------------------------ */
+
+    /* DLPack: the DLDataType (code, bits, lanes) of the DLPack 1.x header
+     * (code: kDLInt 0, kDLUInt 1, kDLFloat 2, kDLBool 6, kDLFloat8_e4m3fn
+     * 10, kDLFloat8_e5m2 12, kDLFloat8_e8m0fnu 14, kDLFloat6_e2m3fn 15,
+     * kDLFloat6_e3m2fn 16, kDLFloat4_e2m1fn 17).  These two see the fixed
+     * mapping of the built-in simple dtypes only:
+     *   Bool (6, 8, 1)   Int8 (0, 8, 1)   Int32 (0, 32, 1)
+     *   Float32 (2, 32, 1)   Float64 (2, 64, 1)   E8M0 (14, 8, 1)
+     *   E5M2 (12, 8, 1)   E4M3 (10, 8, 1)   E3M2 (16, 6, 1)
+     *   E2M3 (15, 6, 1)   E2M1 (17, 4, 1)
+     * Mappings that Python code declares for extension dtypes
+     * (stride_weave.interop.register_mapping) are not visible here: look
+     * those up through stride_weave.interop. */
+
+    /* The built-in simple dtype whose DLPack type is (code, bits, lanes):
+     * a new reference.  LookupError when no built-in has that type. */
+    PyObject *(*FromDLPack)(int code, int bits, int lanes);
+
+    /* The DLPack type of a built-in simple dtype, stored in *code, *bits
+     * and *lanes: 0 on success.  -1 with TypeError unless dtype is a
+     * registered SimpleDType, LookupError for a simple dtype that is not a
+     * built-in (the outputs are then left unchanged), SystemError for a
+     * NULL output pointer. */
+    int (*ToDLPack)(PyObject *dtype, int *code, int *bits, int *lanes);
+
+    /* ---- version 3 appends here ----------------------------------------- */
 } SW_DTypes_CAPI;
 
 #ifndef SW_DTYPES_IMPL    /* everything below is for consumers */
@@ -275,6 +301,10 @@ SW_DTypes_Import(void)
 #define SW_DType_NumLevels(op) (SW_DTypesAPI->NumLevels(op))
 #define SW_DType_LevelScale(op, i) (SW_DTypesAPI->LevelScale((op), (i)))
 #define SW_DType_LevelBlock(op, i) (SW_DTypesAPI->LevelBlock((op), (i)))
+#define SW_DType_FromDLPack(code, bits, lanes) \
+    (SW_DTypesAPI->FromDLPack((code), (bits), (lanes)))
+#define SW_DType_ToDLPack(op, code, bits, lanes) \
+    (SW_DTypesAPI->ToDLPack((op), (code), (bits), (lanes)))
 
 #endif /* !SW_DTYPES_IMPL */
 

@@ -12,7 +12,8 @@ extension) in each:
   Compound dtypes without a supertype are listed under a separate
   ``(no supertype)`` heading. Within one parent, descriptors appear in
   registration order.
-- ``--json``: a machine-readable document (see ``graph_data``).
+- ``--json``: a machine-readable document (see ``graph_data``), the foreign
+  equivalents of each simple dtype included.
 - ``--dot``: Graphviz source of the hierarchy (see ``render_dot``).
 
 Each tree line is ``<tree prefix><name>  <kind details>``, for example::
@@ -24,7 +25,9 @@ Each tree line is ``<tree prefix><name>  <kind details>``, for example::
     ├── MXFP4  block-scaled, planes E2M1 + E8M0 per 32, 4.25 bits per element
     └── NVFP4  block-scaled, planes E2M1 + E4M3 per 16 + Float32 per whole, 4.5 + 32/n bits per element
 
-where ``n`` is the number of elements of the tensor.
+where ``n`` is the number of elements of the tensor. With ``--mappings``,
+each simple dtype's line also lists its foreign equivalents (see
+``mappings_text``).
 """
 
 import argparse
@@ -148,14 +151,17 @@ def build_tree(descriptors):
     return roots, orphans, children
 
 
-def render(descriptors, dtype_cls, ascii_only=False):
-    """Return the tree of ``descriptors`` as a list of lines."""
+def render(descriptors, dtype_cls, ascii_only=False, mappings=False):
+    """Return the tree of ``descriptors`` as a list of lines; with
+    ``mappings``, simple dtypes' lines end with ``mappings_text``."""
     glyphs = _ASCII if ascii_only else _UNICODE
     roots, orphans, children = build_tree(descriptors)
     lines = []
 
     def walk(d, prefix, is_last, top):
         label = f"{display_name(d.name, ascii_only)}  {describe(d, dtype_cls, ascii_only)}"
+        if mappings and d.is_simple():
+            label += mappings_text(d, ascii_only)
         if top:
             lines.append(label)
             child_prefix = ""
@@ -178,6 +184,42 @@ def render(descriptors, dtype_cls, ascii_only=False):
         for i, d in enumerate(orphans):
             walk(d, "", i == len(orphans) - 1, False)
     return lines
+
+
+# --- foreign equivalents (--mappings, and the "mappings" key of --json) ------
+
+_MAPPING_LABELS = {"numpy": "numpy", "dlpack": "DLPack", "arrow": "Arrow",
+                   "buffer_format": "PEP 3118", "torch": "torch"}
+
+
+def mappings_text(d, ascii_only=False):
+    """Return the ``--mappings`` suffix of simple dtype ``d``'s tree line:
+    ``  -> numpy float32; DLPack (2, 32, 1); ...`` with each equivalent it
+    has (``stride_weave.interop.mapping``), or ``  -> no foreign
+    equivalents``."""
+    from stride_weave import interop
+
+    m = interop.mapping(d)
+    parts = []
+    for target, label in _MAPPING_LABELS.items():
+        value = getattr(m, target)
+        if value is not None:
+            shown = f"({value.code}, {value.bits}, {value.lanes})" if target == "dlpack" else value
+            parts.append(f"{label} {shown}")
+    arrow = "->" if ascii_only else "\u2192"
+    return f"  {arrow} " + ("; ".join(parts) if parts else "no foreign equivalents")
+
+
+def mappings_data(d):
+    """Return the ``"mappings"`` value of a ``--json`` record: for a simple
+    dtype ``{"numpy", "dlpack", "arrow", "buffer_format", "torch"}`` (names;
+    the DLPack type as ``[code, bits, lanes]``; ``None`` where it has no
+    equivalent), ``None`` for any other kind."""
+    if not d.is_simple():
+        return None
+    from stride_weave import interop
+
+    return interop.mapping(d).as_dict()
 
 
 # --- --json ------------------------------------------------------------------
@@ -212,7 +254,9 @@ def descriptor_data(d, dtype_cls):
     - ``bits_per_element``: a block-scaled dtype's storage cost per element:
       a number, or ``{"constant": c, "whole_scale_bits": w}`` for a format
       with a ``Whole`` level (``c + w / n`` bits per element for a tensor of
-      ``n`` elements).
+      ``n`` elements);
+    - ``mappings``: a simple dtype's foreign equivalents (see
+      ``mappings_data``).
     """
     kind = _contract(d)
     record = {
@@ -226,6 +270,7 @@ def descriptor_data(d, dtype_cls):
         "element": None,
         "levels": None,
         "bits_per_element": None,
+        "mappings": mappings_data(d),
     }
     if kind == "block-scaled":
         record["element"] = d.element.name
@@ -397,8 +442,8 @@ def _parser():
         action="store_true",
         help="print the graph as JSON instead: for every registered descriptor "
         "its name, kind, class, whether it is built-in, supertype, bits, planes, "
-        "element, levels and bits per element (null where a field does not "
-        "apply)",
+        "element, levels, bits per element and foreign equivalents (null where "
+        "a field does not apply)",
     )
     form.add_argument(
         "--dot",
@@ -414,6 +459,13 @@ def _parser():
         "when standard output cannot encode the box-drawing characters); "
         "applies to the tree view only",
     )
+    parser.add_argument(
+        "--mappings",
+        action="store_true",
+        help="end each simple dtype's line in the tree with its equivalents in "
+        "numpy, DLPack, Arrow, PEP 3118 and torch (--json always includes "
+        "them); applies to the tree view only",
+    )
     return parser
 
 
@@ -422,7 +474,8 @@ def main(argv=None):
 
     ``argv`` is the argument list (default: ``sys.argv[1:]``): no option for
     the tree view, ``--json`` for JSON, ``--dot`` for Graphviz source,
-    ``--ascii`` for an ASCII-only tree, ``--help`` for help. Returns 0, or 1
+    ``--ascii`` for an ASCII-only tree, ``--mappings`` for the foreign
+    equivalents in the tree, ``--help`` for help. Returns 0, or 1
     when standard output was closed early (``... | head``); a usage error
     exits with status 2.
     """
@@ -430,6 +483,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.ascii and (args.json or args.dot):
         parser.error("--ascii applies to the tree view only, not to --json or --dot")
+    if args.mappings and (args.json or args.dot):
+        parser.error("--mappings applies to the tree view only (--json always "
+                     "includes the mappings; --dot shows none)")
 
     try:
         if args.json:
@@ -437,7 +493,7 @@ def main(argv=None):
         elif args.dot:
             _print_dot(sys.stdout)
         else:
-            _print_graph(args.ascii, sys.stdout)
+            _print_graph(args.ascii, sys.stdout, args.mappings)
     except BrokenPipeError:
         # The reader went away (`... | head`): stop quietly, and keep Python
         # from reporting the failed flush of stdout at exit.
@@ -471,7 +527,7 @@ def _print_dot(out):
     _print_lines(render_dot(DType.registered(), DType), out)
 
 
-def _print_graph(ascii_requested, out):
+def _print_graph(ascii_requested, out, mappings=False):
     descriptors = DType.registered()
     ascii_only = ascii_requested or not _can_encode(out, "".join(_UNICODE.values()))
     n_ext = sum(1 for d in descriptors if not is_builtin(d, DType))
@@ -481,7 +537,7 @@ def _print_graph(ascii_requested, out):
         file=out,
     )
     print(file=out)
-    _print_lines(render(descriptors, DType, ascii_only=ascii_only), out)
+    _print_lines(render(descriptors, DType, ascii_only=ascii_only, mappings=mappings), out)
 
 
 if __name__ == "__main__":

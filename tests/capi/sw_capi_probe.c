@@ -216,6 +216,66 @@ probe_level_block(PyObject *module, PyObject *args)
                         get_state(module)->api->LevelBlock(arg(module, obj), i));
 }
 
+/* (code, bits, lanes) -> FromDLPack. */
+static PyObject *
+probe_from_dlpack(PyObject *module, PyObject *args)
+{
+    int code, bits, lanes;
+
+    if (!PyArg_ParseTuple(args, "iii:from_dlpack", &code, &bits, &lanes)) {
+        return NULL;
+    }
+    return object_result("FromDLPack",
+                         get_state(module)->api->FromDLPack(code, bits, lanes));
+}
+
+/* obj -> (code, bits, lanes) through ToDLPack; with null_outputs true the
+ * output pointers are NULL.  The outputs start at -7: a failing call must
+ * leave them unchanged. */
+static PyObject *
+probe_to_dlpack(PyObject *module, PyObject *args)
+{
+    PyObject *obj;
+    int null_outputs = 0, code = -7, bits = -7, lanes = -7, status;
+
+    if (!PyArg_ParseTuple(args, "O|p:to_dlpack", &obj, &null_outputs)) {
+        return NULL;
+    }
+    if (null_outputs) {
+        status = get_state(module)->api->ToDLPack(arg(module, obj), NULL, NULL, NULL);
+    }
+    else {
+        status = get_state(module)->api->ToDLPack(arg(module, obj), &code, &bits,
+                                                  &lanes);
+    }
+    if (check_convention("ToDLPack", status == -1) < 0) {
+        if (code != -7 || bits != -7 || lanes != -7) {
+            PyErr_SetString(PyExc_AssertionError,
+                            "ToDLPack failed but changed its outputs");
+        }
+        return NULL;
+    }
+    if (status != 0) {
+        PyErr_Format(PyExc_AssertionError, "ToDLPack returned %d", status);
+        return NULL;
+    }
+    return Py_BuildValue("(iii)", code, bits, lanes);
+}
+
+/* The same two through the shorthands: (FromDLPack(ToDLPack(obj)), triple). */
+static PyObject *
+probe_macro_dlpack(PyObject *module, PyObject *obj)
+{
+    int code, bits, lanes;
+
+    (void)module;
+    if (SW_DType_ToDLPack(obj, &code, &bits, &lanes) < 0) {
+        return NULL;
+    }
+    return Py_BuildValue("(N(iii))", SW_DType_FromDLPack(code, bits, lanes),
+                         code, bits, lanes);
+}
+
 /* ---- the shorthand macros (through SW_DTypesAPI) ------------------------- */
 
 /* (Kind, Check, IsCategory, IsSimple, IsCompound, IsBlockScaled) */
@@ -467,6 +527,9 @@ static PyMethodDef probe_methods[] = {
     {"import_again", probe_import_again, METH_NOARGS, NULL},
     {"constants", probe_constants, METH_NOARGS, NULL},
     {"kind_loop", probe_kind_loop, METH_VARARGS, NULL},
+    {"from_dlpack", probe_from_dlpack, METH_VARARGS, NULL},
+    {"to_dlpack", probe_to_dlpack, METH_VARARGS, NULL},
+    {"macro_dlpack", probe_macro_dlpack, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -18,6 +18,8 @@
 #define SW_DTYPES_IMPL   /* the table's definition only, no consumer helpers */
 #include "stride_weave/dtypes.h"
 
+#include <stddef.h>       /* offsetof */
+
 /* Bits of the kinds an argument may have, for sw_capi_arg. */
 #define SW_ANY_KIND ((1u << SW_DTYPE_KIND_CATEGORY) | (1u << SW_DTYPE_KIND_SIMPLE) \
                      | (1u << SW_DTYPE_KIND_COMPOUND) \
@@ -348,6 +350,95 @@ sw_capi_level_block(PyObject *op, Py_ssize_t i)
     return sw_capi_ssize(level->block, d, "SW_DType_LevelBlock", "level block");
 }
 
+/* ---- DLPack (version 2) ---------------------------------------------------- */
+
+/* The fixed DLPack types of the built-in simple dtypes, by their slot in the
+ * table (DLPack 1.x DLDataTypeCode values; lanes is always 1).  The same
+ * mapping as stride_weave.interop's for the built-ins; extension mappings
+ * declared from Python are not consulted. */
+static const struct {
+    size_t slot;     /* offsetof the PyObject * field in SW_DTypes_CAPI */
+    int code;
+    int bits;
+} sw_capi_dlpack[] = {
+    {offsetof(SW_DTypes_CAPI, Bool), 6, 8},
+    {offsetof(SW_DTypes_CAPI, Int8), 0, 8},
+    {offsetof(SW_DTypes_CAPI, Int32), 0, 32},
+    {offsetof(SW_DTypes_CAPI, Float32), 2, 32},
+    {offsetof(SW_DTypes_CAPI, Float64), 2, 64},
+    {offsetof(SW_DTypes_CAPI, E8M0), 14, 8},
+    {offsetof(SW_DTypes_CAPI, E5M2), 12, 8},
+    {offsetof(SW_DTypes_CAPI, E4M3), 10, 8},
+    {offsetof(SW_DTypes_CAPI, E3M2), 16, 6},
+    {offsetof(SW_DTypes_CAPI, E2M3), 15, 6},
+    {offsetof(SW_DTypes_CAPI, E2M1), 17, 4},
+};
+#define SW_CAPI_DLPACK_COUNT \
+    ((int)(sizeof(sw_capi_dlpack) / sizeof(sw_capi_dlpack[0])))
+
+static PyObject *
+sw_capi_dlpack_builtin(const SW_DTypes_CAPI *api, int i)
+{
+    return *(PyObject *const *)((const char *)api + sw_capi_dlpack[i].slot);
+}
+
+static PyObject *
+sw_capi_from_dlpack(int code, int bits, int lanes)
+{
+    sw_state *st = sw_state_current();
+    int i;
+
+    if (st == NULL || sw_state_check(st) < 0) {
+        return NULL;
+    }
+    if (lanes == 1) {
+        for (i = 0; i < SW_CAPI_DLPACK_COUNT; i++) {
+            if (sw_capi_dlpack[i].code == code && sw_capi_dlpack[i].bits == bits) {
+                return Py_NewRef(sw_capi_dlpack_builtin(st->capi, i));
+            }
+        }
+    }
+    PyErr_Format(PyExc_LookupError,
+                 "SW_DType_FromDLPack: no built-in dtype has the DLPack type "
+                 "(code %d, bits %d, lanes %d)", code, bits, lanes);
+    return NULL;
+}
+
+static int
+sw_capi_to_dlpack(PyObject *op, int *code, int *bits, int *lanes)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_SIMPLE_KIND, "SW_DType_ToDLPack",
+                                   "a registered SimpleDType");
+    sw_state *st;
+    int i;
+
+    if (d == NULL) {
+        return -1;
+    }
+    if (code == NULL || bits == NULL || lanes == NULL) {
+        PyErr_SetString(PyExc_SystemError,
+                        "SW_DType_ToDLPack: got a NULL output pointer");
+        return -1;
+    }
+    st = ((sw_type *)Py_TYPE(d))->state;
+    if (sw_state_check(st) < 0) {
+        return -1;
+    }
+    for (i = 0; i < SW_CAPI_DLPACK_COUNT; i++) {
+        if (sw_capi_dlpack_builtin(st->capi, i) == op) {
+            *code = sw_capi_dlpack[i].code;
+            *bits = sw_capi_dlpack[i].bits;
+            *lanes = 1;
+            return 0;
+        }
+    }
+    PyErr_Format(PyExc_LookupError,
+                 "SW_DType_ToDLPack: %R is not a built-in simple dtype; the C "
+                 "API knows the DLPack types of the built-ins only (see "
+                 "stride_weave.interop for extension mappings)", op);
+    return -1;
+}
+
 /* ---- the table ------------------------------------------------------------- */
 
 /* Point the table at the built-in descriptors, borrowed: DType's namespace
@@ -431,6 +522,9 @@ sw_capi_create(PyObject *module, sw_state *st)
     api->NumLevels = sw_capi_num_levels;
     api->LevelScale = sw_capi_level_scale;
     api->LevelBlock = sw_capi_level_block;
+    /* version 2 */
+    api->FromDLPack = sw_capi_from_dlpack;
+    api->ToDLPack = sw_capi_to_dlpack;
 
     /* No destructor: the table is the state's, not the capsule's, so a
      * consumer's pointer stays valid even if _C_API is deleted. */
