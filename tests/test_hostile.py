@@ -675,3 +675,57 @@ def test_finalizers_of_rejected_descriptors_see_a_clear_error_in_a_child():
     assert report["names"] == []
     assert report["seen"].count("finalized") == 3
     assert report["seen"].count("bits: ValueError") == 3
+
+
+def test_hook_that_gives_a_mixin_an_owned_member_does_not_reach_the_class():
+    class Mixin:
+        __slots__ = ()
+
+    class Base(SimpleDType):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            # after the owned-member check, before the class is finished
+            Mixin.bits = property(lambda self: 99)
+
+    Cls = type(Base)("HookMixed", (Mixin, Base), {}, abstract=False)
+    d = Cls(unique_name("HookMixed"), bits=16, supertype=DType.Floating)
+    assert d.bits == 16 and Cls.__dict__["bits"] is SimpleDType.__dict__["bits"]
+
+
+def test_finalizer_replacing_the_dict_while_it_is_frozen_in_a_child():
+    # Collections forced at every allocation: finalizers of cyclic garbage
+    # replace the __dict__ of the descriptor being sealed, while the seal
+    # copies it.  The copy works on its own reference.
+    report = child_report("""
+        import gc, json
+        from stride_weave.dtypes import DType, SimpleDType
+        victims = []
+        class Garbage:
+            def __init__(self):
+                self.me = self
+            def __del__(self):
+                for v in victims:
+                    try:
+                        v.__dict__ = {"replaced": 1}
+                    except Exception:
+                        pass
+        class Victim(SimpleDType, abstract=False):
+            def __init__(self, name):
+                super().__init__(name, bits=8, supertype=DType.Floating)
+                victims.append(self)
+                for i in range(64):
+                    setattr(self, "a%d" % i, [i])
+                for i in range(50):
+                    Garbage()
+        gc.set_threshold(1, 1, 1)
+        names = []
+        for i in range(40):
+            d = Victim("Victim%d" % i)
+            victims.clear()
+            names.append(sorted(vars(d))[:2])
+        gc.set_threshold(700, 10, 10)
+        print(json.dumps({"n": len(names), "first": names[0]}))
+    """)
+    assert report["n"] == 40
+    # either the original attributes or the replacement, never a mix
+    assert report["first"] in (["a0", "a1"], ["replaced"])

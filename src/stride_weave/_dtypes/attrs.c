@@ -444,6 +444,48 @@ sw_attrs_prepare_namespace(PyObject *ns, const char *clsname, int *own_attrs)
 
 /* ---- sealing ----------------------------------------------------------------- */
 
+/* One entry of sw_attrs_freeze: checked, then stored under its exact str. */
+static int
+sw_attrs_freeze_entry(PyObject *self, PyObject *frozen, PyObject *key,
+                      PyObject *value, PyObject *owned)
+{
+    PyObject *exact;
+    int hit;
+
+    if (!PyUnicode_Check(key)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: attribute names must be str, got a key of "
+                     "type %s in its __dict__", Py_TYPE(self)->tp_name,
+                     Py_TYPE(key)->tp_name);
+        return -1;
+    }
+    exact = sw_exact_str(key);
+    if (exact == NULL) {
+        return -1;
+    }
+    hit = PySet_Contains(owned, exact);
+    if (hit == 0) {
+        hit = PyDict_Contains(frozen, exact) ? 2 : 0;
+    }
+    if (hit == 0 && PyDict_SetItem(frozen, exact, value) < 0) {
+        hit = -1;
+    }
+    if (hit == 1) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: its __dict__ holds %R, which is owned by the "
+                     "model and cannot be an attribute of the object",
+                     Py_TYPE(self)->tp_name, exact);
+    }
+    else if (hit == 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: its __dict__ names %R twice (a str subclass "
+                     "key equal to another key)", Py_TYPE(self)->tp_name,
+                     exact);
+    }
+    Py_DECREF(exact);
+    return hit == 0 ? 0 : -1;
+}
+
 /* Freeze the attributes in *attrs for sealing; called inside the object's
  * critical section right before the seal.  Every name must be a str that
  * is not in `owned` (compared by value: a str subclass is copied without
@@ -452,61 +494,38 @@ sw_attrs_prepare_namespace(PyObject *ns, const char *clsname, int *own_attrs)
 int
 sw_attrs_freeze(PyObject *self, PyObject **attrs, PyObject *owned)
 {
-    PyObject *frozen, *key, *value;
+    PyObject *current, *frozen = NULL, *key, *value;
     Py_ssize_t pos = 0;
 
     if (*attrs == NULL) {
         return 0;
     }
+    /* Our own reference: an allocation below may run a finalizer that
+     * replaces the object's __dict__ (and would free the one iterated). */
+    current = Py_NewRef(*attrs);
     frozen = PyDict_New();
     if (frozen == NULL) {
-        return -1;
+        goto error;
     }
-    while (PyDict_Next(*attrs, &pos, &key, &value)) {
-        PyObject *exact;
-        int hit;
-
-        if (!PyUnicode_Check(key)) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s: attribute names must be str, got a key of "
-                         "type %s in its __dict__", Py_TYPE(self)->tp_name,
-                         Py_TYPE(key)->tp_name);
+    while (PyDict_Next(current, &pos, &key, &value)) {
+        Py_INCREF(key);
+        Py_INCREF(value);
+        if (sw_attrs_freeze_entry(self, frozen, key, value, owned) < 0) {
+            Py_DECREF(key);
+            Py_DECREF(value);
             goto error;
         }
-        exact = sw_exact_str(key);
-        if (exact == NULL) {
-            goto error;
-        }
-        hit = PySet_Contains(owned, exact);
-        if (hit == 0) {
-            hit = PyDict_Contains(frozen, exact) ? 2 : 0;
-        }
-        if (hit == 0 && PyDict_SetItem(frozen, exact, value) < 0) {
-            hit = -1;
-        }
-        if (hit == 1) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s: its __dict__ holds %R, which is owned by the "
-                         "model and cannot be an attribute of the object",
-                         Py_TYPE(self)->tp_name, exact);
-        }
-        else if (hit == 2) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s: its __dict__ names %R twice (a str subclass "
-                         "key equal to another key)", Py_TYPE(self)->tp_name,
-                         exact);
-        }
-        Py_DECREF(exact);
-        if (hit != 0) {
-            goto error;
-        }
+        Py_DECREF(key);
+        Py_DECREF(value);
     }
     PyObject_GC_UnTrack(frozen);
     Py_SETREF(*attrs, frozen);
+    Py_DECREF(current);
     return 0;
 
 error:
-    Py_DECREF(frozen);
+    Py_XDECREF(frozen);
+    Py_DECREF(current);
     return -1;
 }
 

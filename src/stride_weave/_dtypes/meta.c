@@ -401,14 +401,40 @@ static PyGetSetDef sw_absent_members[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* `name` looked up along cls's MRO in the model's classes only (the
+ * classes of this metaclass and the model's C layouts), skipping mixins:
+ * a class hook may have given a mixin an owned member after the check
+ * (borrowed, or NULL). */
+static PyObject *
+sw_model_lookup(PyTypeObject *cls, PyTypeObject *meta,
+                PyTypeObject *const *model_types, PyObject *name)
+{
+    Py_ssize_t i;
+
+    for (i = 0; i < PyTuple_GET_SIZE(cls->tp_mro); i++) {
+        PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(cls->tp_mro, i);
+        PyObject *found;
+
+        if (Py_TYPE(k) != meta && !sw_is_one_of(k, model_types)
+            && k != &PyBaseObject_Type) {
+            continue;
+        }
+        found = PyDict_GetItemWithError(k->tp_dict, name);   /* exact str */
+        if (found != NULL || PyErr_Occurred()) {
+            return found;
+        }
+    }
+    return NULL;
+}
+
 /* A class with a mixin holds every owned member the model defines in its
  * own dict: attribute lookup and CPython's slot updates both stop at the
  * class itself, so a member added to the mixin later (Mix.bits = ...,
  * Mix.__eq__ = ...) changes nothing its instances report.  The values are
- * the model's own objects, resolved now (a mixin could not define them:
- * sw_check_owned_members). */
+ * the model's own objects (sw_model_lookup). */
 static int
-sw_guard_owned_members(PyTypeObject *cls, PyObject *owned)
+sw_guard_owned_members(PyTypeObject *cls, PyTypeObject *meta,
+                       PyTypeObject *const *model_types, PyObject *owned)
 {
     PyObject *iter, *name;
     int status = 0;
@@ -418,10 +444,13 @@ sw_guard_owned_members(PyTypeObject *cls, PyObject *owned)
         return -1;
     }
     while (status == 0 && (name = PyIter_Next(iter)) != NULL) {
-        PyObject *member = _PyType_Lookup(cls, name);   /* borrowed */
+        PyObject *member = sw_model_lookup(cls, meta, model_types, name);
         PyGetSetDef *absent;
 
-        if (member == NULL && !PyErr_Occurred()) {
+        if (member == NULL && PyErr_Occurred()) {
+            status = -1;
+        }
+        else if (member == NULL) {
             for (absent = sw_absent_members; absent->name != NULL; absent++) {
                 if (PyUnicode_CompareWithASCIIString(name, absent->name) == 0) {
                     status = sw_add_getset(cls, absent);
@@ -509,7 +538,8 @@ sw_meta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
         && (sw_attrs_setup_class((PyTypeObject *)cls, own_attrs,
                                  &t->slot_defs) < 0
             || (sw_has_foreign_base((PyTypeObject *)cls, meta, model_types)
-                && sw_guard_owned_members((PyTypeObject *)cls, owned) < 0))) {
+                && sw_guard_owned_members((PyTypeObject *)cls, meta,
+                                          model_types, owned) < 0))) {
         Py_DECREF(cls);
         return NULL;
     }
