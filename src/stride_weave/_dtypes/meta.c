@@ -413,13 +413,24 @@ sw_model_lookup(PyTypeObject *cls, PyTypeObject *meta,
 
     for (i = 0; i < PyTuple_GET_SIZE(cls->tp_mro); i++) {
         PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(cls->tp_mro, i);
-        PyObject *found;
+        PyObject *dict, *found;
 
         if (Py_TYPE(k) != meta && !sw_is_one_of(k, model_types)
             && k != &PyBaseObject_Type) {
             continue;
         }
-        found = PyDict_GetItemWithError(k->tp_dict, name);   /* exact str */
+#if PY_VERSION_HEX >= 0x030C0000
+        /* A static built-in type (object) keeps its dict elsewhere. */
+        dict = PyType_GetDict(k);   /* new reference */
+#else
+        dict = Py_XNewRef(k->tp_dict);
+#endif
+        if (dict == NULL) {
+            continue;
+        }
+        found = PyDict_GetItemWithError(dict, name);   /* exact str */
+        /* Borrowed from a type dict the class's MRO keeps alive. */
+        Py_DECREF(dict);
         if (found != NULL || PyErr_Occurred()) {
             return found;
         }
