@@ -17,6 +17,7 @@ interpreter, before any thread has started (see ``FRESH_PROCESS_GROUPS``).
 """
 import copy
 import gc
+import itertools
 import json
 import os
 import pickle
@@ -418,8 +419,22 @@ def op_dropped_subclasses():
     R().structure()
 
 
+_fresh_names = itertools.count()
+
+
+def op_refused_fresh_names():
+    """A new name in every call, refused: nothing of it may stay allocated
+    (interned names are immortal on free-threaded builds, so the module must
+    not intern a name it was merely given)."""
+    name = f"LeakFresh_{next(_fresh_names)}"
+    _expect(ValueError, SimpleDType, name, bits=0, supertype=DType.Floating)
+    _expect(TypeError, DTypeCategory, name, supertype=DType.Float32)
+    _expect(LookupError, DType.from_name, name)
+
+
 GROUPS = {
     "construction_failures": op_construction_failures,
+    "refused_fresh_names": op_refused_fresh_names,
     "lookups": op_lookups,
     "accessors": op_accessors,
     "pickling": op_pickling,
