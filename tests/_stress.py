@@ -150,8 +150,23 @@ class Invariants:
         self.checked += 1
 
 
-def _ok(results):
-    return [r for r in results if r is not None]
+def race(n, construct, refusal):
+    """n threads call construct(i) at once: exactly one may succeed, every
+    other one must raise ValueError saying `refusal`. Returns the winning
+    index, the winner, and the losing indices."""
+    def work(i):
+        try:
+            return ("won", i, construct(i))
+        except ValueError as e:
+            assert refusal in str(e), e
+            return ("lost", i, None)
+
+    results = run_threads(n, work)
+    winners = [(i, d) for kind, i, d in results if kind == "won"]
+    losers = [i for kind, i, _ in results if kind == "lost"]
+    assert len(winners) == 1, f"{len(winners)} of {n} racing constructions succeeded"
+    assert len(losers) == n - 1, results
+    return winners[0][0], winners[0][1], losers
 
 
 # --------------------------------------------------------------------------
@@ -181,23 +196,12 @@ def distinct(rnd, n, inv):
 def same_name(rnd, n, inv):
     name = f"{PREFIX}_same{rnd}"
 
-    def work(i):
-        try:
-            if i % 2:
-                d = DTypeCategory(name, supertype=DType.Floating)
-            else:
-                d = SimpleDType(name, bits=8 + i, supertype=DType.Floating)
-        except ValueError as e:
-            assert "already registered" in str(e), e
-            return ("lost", i)
-        return ("won", i, d)
+    def construct(i):
+        if i % 2:
+            return DTypeCategory(name, supertype=DType.Floating)
+        return SimpleDType(name, bits=8 + i, supertype=DType.Floating)
 
-    results = run_threads(n, work)
-    winners = [r for r in results if r[0] == "won"]
-    losers = [r for r in results if r[0] == "lost"]
-    assert len(winners) == 1, f"{len(winners)} threads registered {name!r}"
-    assert len(losers) == n - 1, results
-    _, i, winner = winners[0]
+    i, winner, losers = race(n, construct, "already registered")
     assert DType.from_name(name) is winner
     assert isinstance(winner, DTypeCategory if i % 2 else SimpleDType)
     if not i % 2:
@@ -318,30 +322,21 @@ def block_scaled(rnd, n, inv):
     element = SimpleDType(f"{PREFIX}_bse{rnd}", bits=4, supertype=DType.Floating)
     levels = [Level(DType.E8M0, 32), Level(DType.Float32, 1024)]
 
-    def work(i):
-        name = f"{PREFIX}_bs{rnd}_{i}"
-        try:
-            d = BlockScaledDType(name, element=element, levels=levels)
-        except ValueError as e:
-            assert "duplicates the representation" in str(e), e
-            return ("lost", name)
-        return ("won", name, d)
+    def name(i):
+        return f"{PREFIX}_bs{rnd}_{i}"
 
-    results = run_threads(n, work)
-    winners = [r for r in results if r[0] == "won"]
-    losers = [r for r in results if r[0] == "lost"]
-    assert len(winners) == 1, f"{len(winners)} equal block-scaled formats registered"
-    assert len(losers) == n - 1
-    winner = winners[0][2]
-    assert DType.from_name(winners[0][1]) is winner
+    i, winner, losers = race(
+        n, lambda i: BlockScaledDType(name(i), element=element, levels=levels),
+        "duplicates the representation")
+    assert DType.from_name(name(i)) is winner
     assert winner.element is element and winner.levels == tuple(levels)
-    for _, name in losers:
+    for j in losers:
         try:
-            DType.from_name(name)
+            DType.from_name(name(j))
         except LookupError:
             pass
         else:
-            raise AssertionError(f"the refused {name!r} is registered")
+            raise AssertionError(f"the refused {name(j)!r} is registered")
     inv.check([element, winner])
     return {"winners": 1, "losers": len(losers)}
 
