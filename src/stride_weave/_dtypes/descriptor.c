@@ -192,19 +192,8 @@ sw_normalize_name(PyObject *name, const char *funcname)
     if (exact == NULL) {
         return NULL;
     }
-#ifndef Py_GIL_DISABLED
-    /* Interned, so a registered name and equal literals are one object. */
-    PyUnicode_InternInPlace(&exact);
-#else
-    /* Not interned on free-threaded builds: the registry compares names by
-     * value, and CPython 3.13t's interning is not safe here. It rewrites the
-     * reference count of the very object it is given with a plain store
-     * (intern_common's Py_SET_REFCNT), and `exact` is the caller's own str,
-     * which other threads may be referencing at that moment (ThreadSanitizer
-     * reports it; see docs/reliability.md). It also makes every interned
-     * string immortal there, so every name ever passed to a constructor,
-     * refused ones included, would stay allocated until exit. */
-#endif
+    /* Not interned here: a name is interned only once it is registered
+     * (sw_registry_insert), so a refused name is never kept alive. */
     return exact;
 }
 
