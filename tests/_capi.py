@@ -12,6 +12,13 @@ Both are built with ``-Wall -Wextra -Werror`` added to the interpreter's own
 CFLAGS, so the public header must compile cleanly in a consumer. Builds run
 once per test process; tests that need a compiler skip, with the reason,
 only when there is no C compiler.
+
+Both declare ``Py_mod_gil`` under ``Py_GIL_DISABLED``. On a free-threaded
+build, an extension that does not turns the GIL back on for the whole
+process when it is imported, which would change the interpreter every later
+test runs on. So before ``load()`` imports a consumer into the test process,
+it imports it in a child interpreter with ``-W error::RuntimeWarning`` and
+fails (without importing it here) unless the GIL is still disabled there.
 """
 import importlib.machinery
 import importlib.util
@@ -23,6 +30,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import textwrap
 
 import pytest
 
@@ -34,6 +42,8 @@ EXAMPLE_DIR = ROOT / "examples" / "c_api"
 EXAMPLE_C = EXAMPLE_DIR / "swcheck.c"
 EXAMPLE_SETUP = EXAMPLE_DIR / "setup.py"
 PROBE_C = TESTS / "capi" / "sw_capi_probe.c"
+MODULE_NAMES = {"example": "swcheck", "probe": "sw_capi_probe"}
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 # The directory stride_weave is imported from: the build children import the
 # very same package (so they use the same get_include()).
 PACKAGE_PARENT = pathlib.Path(stride_weave.__file__).resolve().parent.parent
@@ -124,11 +134,44 @@ def build(which):
     return _built[which]
 
 
+def gil_after_import(which):
+    """Import the built consumer in a child interpreter started with
+    ``-W error::RuntimeWarning`` (stride_weave first, then the consumer) and
+    return ``(returncode, output)``; on success the output's last line is
+    ``sys._is_gil_enabled()`` after both imports ("False" on a free-threaded
+    build whose extensions all declare Py_mod_gil; "None" before 3.13)."""
+    directory = build(which)
+    env = child_env()
+    env.pop("PYTHON_GIL", None)          # the modules' own declarations decide
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(directory)!r})
+        import stride_weave.dtypes
+        import {MODULE_NAMES[which]}
+        print(getattr(sys, "_is_gil_enabled", lambda: None)())
+    """)
+    proc = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", "-c", code],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        timeout=120,
+    )
+    return proc.returncode, (proc.stdout + proc.stderr).strip()
+
+
 def load(which):
-    """Import the built consumer into this process (once) and return it."""
+    """Import the built consumer into this process (once) and return it.
+
+    On a free-threaded build, only after a child interpreter showed that
+    importing it leaves the GIL disabled."""
     if which not in _loaded:
         directory = build(which)
-        name = "swcheck" if which == "example" else "sw_capi_probe"
+        if FREE_THREADED:
+            rc, out = gil_after_import(which)
+            if rc != 0 or out.splitlines()[-1:] != ["False"]:
+                pytest.fail(f"importing the {which} consumer would turn the GIL "
+                            f"back on for this test process (exit {rc}):\n{out}",
+                            pytrace=False)
+        name = MODULE_NAMES[which]
         suffixes = tuple(importlib.machinery.EXTENSION_SUFFIXES)
         path = next(p for p in directory.iterdir() if p.name.endswith(suffixes))
         spec = importlib.util.spec_from_file_location(name, path)

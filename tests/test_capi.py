@@ -247,6 +247,36 @@ def test_example_and_probe_build_with_warnings_as_errors(probe, example):
     assert probe.__name__ == "sw_capi_probe" and example.__name__ == "swcheck"
 
 
+_MOD_GIL_SLOT = re.compile(
+    r"#ifdef Py_GIL_DISABLED\n(?:\s*/\*.*?\*/\n)?"
+    r"\s*\{Py_mod_gil, Py_MOD_GIL_NOT_USED\},\n#endif", re.S)
+
+
+@pytest.mark.parametrize("path", [_capi.EXAMPLE_C, *sorted((_capi.TESTS / "capi").glob("*.c"))],
+                         ids=lambda p: p.name)
+def test_every_consumer_source_declares_py_mod_gil(path):
+    """Every extension the tests build (and the documented example) declares
+    Py_mod_gil under Py_GIL_DISABLED: on a free-threaded build, one that does
+    not turns the GIL back on for the whole process."""
+    source = path.read_text(encoding="utf-8")
+    slots = source[source.index("PyModuleDef_Slot"):]
+    assert _MOD_GIL_SLOT.search(slots), (
+        f"{path.name}: no {{Py_mod_gil, Py_MOD_GIL_NOT_USED}} slot under #ifdef Py_GIL_DISABLED")
+
+
+@pytest.mark.parametrize("which", sorted(_capi.MODULE_NAMES))
+def test_importing_a_consumer_leaves_the_gil_as_it_was(which):
+    """Imported in a child with -W error::RuntimeWarning: no warning, and on a
+    free-threaded build the GIL is still disabled afterwards."""
+    rc, out = _capi.gil_after_import(which)
+    assert rc == 0, out
+    if _capi.FREE_THREADED:
+        expected = "False"
+    else:
+        expected = str(getattr(sys, "_is_gil_enabled", lambda: None)())
+    assert out.splitlines()[-1] == expected, out
+
+
 def _cxx():
     cxx = sysconfig.get_config_var("CXX") or "c++"
     words = cxx.split()

@@ -198,6 +198,13 @@ static PyModuleDef_Slot swcheck_slots[] = {
     /* SW_DTypesAPI is one static pointer: one interpreter only. */
     {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
 #endif
+#ifdef Py_GIL_DISABLED
+    /* Free-threaded CPython: without this slot, importing swcheck turns the
+     * GIL back on for the whole process. Declare it only when the module's
+     * own C code is safe without the GIL: here it keeps no mutable state,
+     * and the stride_weave functions it calls are. */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
     {0, NULL},
 };
 

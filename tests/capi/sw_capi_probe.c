@@ -578,6 +578,11 @@ probe_free(void *module)
 
 static PyModuleDef_Slot probe_slots[] = {
     {Py_mod_exec, probe_exec},
+#ifdef Py_GIL_DISABLED
+    /* Without it, importing the probe on a free-threaded build would turn
+     * the GIL back on for the whole process (and every later test). */
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
     {0, NULL},
 };
 

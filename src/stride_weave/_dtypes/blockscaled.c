@@ -97,10 +97,10 @@ sw_bs_rule(sw_state *st, Py_ssize_t i, PyObject *block)
     if (key == NULL) {
         return NULL;
     }
-    found = PyDict_GetItemWithError(st->level_extent_cache, key);  /* borrowed */
+    found = sw_private_get(st->level_extent_cache, key);
     if (found != NULL || PyErr_Occurred()) {
         Py_DECREF(key);
-        return Py_XNewRef(found);
+        return found;
     }
     rule = PyObject_CallFunction((PyObject *)st->level_extent_type, "nO",
                                  i, block);

@@ -242,7 +242,8 @@ sw_normalize_name(PyObject *name, const char *funcname)
     if (exact == NULL) {
         return NULL;
     }
-    PyUnicode_InternInPlace(&exact);
+    /* Not interned here: a name is interned only once it is registered
+     * (sw_registry_insert), so a refused name is never kept alive. */
     return exact;
 }
 
@@ -334,9 +335,9 @@ sw_descriptor_chain(sw_state *st, PyObject *supertype)
 {
     PyObject *chain, *head, *found;
 
-    found = PyDict_GetItemWithError(st->chains, supertype);   /* borrowed */
+    found = sw_private_get(st->chains, supertype);
     if (found != NULL || PyErr_Occurred()) {
-        return Py_XNewRef(found);
+        return found;
     }
     /* The supertype is finished: its own chain is already recorded. */
     head = PyTuple_Pack(1, supertype);
@@ -394,7 +395,7 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
 {
     PyObject *contract = NULL, *ext = NULL, *encoded = NULL;
     PyObject *field = NULL, *structure = NULL, *existing = NULL;
-    PyObject *shared;   /* borrowed: an equal registered structure */
+    PyObject *shared;   /* an equal registered structure (owned by d once set) */
     Py_ssize_t i, n;
     int status;
 
@@ -450,11 +451,11 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
      * supertype=Floating) has the same one).  Only looked up here; the
      * table learns a structure after it is registered, so failed
      * constructions never grow it. */
-    shared = PyDict_GetItemWithError(st->structures, structure);  /* borrowed */
+    shared = sw_private_get(st->structures, structure);
     if (shared == NULL && PyErr_Occurred()) {
         goto error;
     }
-    Py_XSETREF(d->structure, shared ? Py_NewRef(shared) : structure);
+    Py_XSETREF(d->structure, shared ? shared : structure);
     if (shared != NULL) {
         Py_DECREF(structure);
     }

@@ -254,6 +254,19 @@ sw_registry_insert(sw_registry *r, sw_descriptor *d, PyObject *unique,
         r->order = order;
         r->capacity = capacity;
     }
+#ifndef Py_GIL_DISABLED
+    /* The name is interned only now that it is being registered, so a
+     * registered name is one object with equal interned strings, while a
+     * refused name is never interned: CPython 3.12 makes every interned
+     * string immortal, and it would stay allocated until exit.  Interning
+     * runs no Python code (an exact str key).
+     * Free-threaded builds do not intern at all: the registry compares
+     * names by value, and CPython 3.13t's interning rewrites the reference
+     * count of the very str it is given with a plain store, while that str
+     * (the caller's own name) may be referenced by other threads
+     * (ThreadSanitizer reports it; see docs/reliability.md). */
+    PyUnicode_InternInPlace(&d->name);
+#endif
     if (sw_private_setitem(r->by_name, d->name, (PyObject *)d) < 0) {
         status = -1;
         goto done;

@@ -213,9 +213,9 @@ sw_structure_ref(sw_state *st, sw_descriptor *d)
     PyObject *name, *ref, *found;
 
     assert(d->structure != NULL);
-    found = PyDict_GetItemWithError(st->refs, (PyObject *)d);   /* borrowed */
+    found = sw_private_get(st->refs, (PyObject *)d);
     if (found != NULL || PyErr_Occurred()) {
-        return Py_XNewRef(found);
+        return found;
     }
     name = PyUnicode_FromFormat("str:%U", d->name);
     if (name == NULL) {

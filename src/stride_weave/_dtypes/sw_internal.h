@@ -132,6 +132,21 @@ sw_private_traverse(PyObject *dict, visitproc visit, void *arg)
     return 0;
 }
 
+/* A new reference to the value under `key` in a private table, or NULL
+ * (with an exception on error).  Free-threaded builds read inside the
+ * dict's critical section: CPython's lock-free dict reads are not ordered
+ * against a concurrent insertion (ThreadSanitizer reports them). */
+static inline PyObject *
+sw_private_get(PyObject *dict, PyObject *key)
+{
+    PyObject *found;
+
+    Py_BEGIN_CRITICAL_SECTION(dict);
+    found = Py_XNewRef(PyDict_GetItemWithError(dict, key));
+    Py_END_CRITICAL_SECTION();
+    return found;
+}
+
 /* PyDict_SetDefault on a private table (borrowed result). */
 static inline PyObject *
 sw_private_setdefault(PyObject *dict, PyObject *key, PyObject *value)
