@@ -21,6 +21,7 @@ static const char *const sw_owned_member_names[] = {
     "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
     "__copy__", "__deepcopy__", "__getattribute__", "__getattr__",
     "__setattr__", "__delattr__", "__new__", "__repr__", "__class__",
+    "__str__", "__format__",
     NULL,
 };
 

@@ -141,15 +141,141 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
     return found;
 }
 
-/* Like sw_registry_lookup, but an absent name is a LookupError. */
+/* Suggestions for a name that is not registered.  Only a miss computes
+ * them, after the lookup, from the cached registered() snapshot (taken
+ * under the registry lock by sw_registry_snapshot, read here without it).
+ * Bounded work: the first SW_SUGGEST_MAX_NAMES registered names are the
+ * candidates, and names longer than SW_SUGGEST_MAX_LENGTH are neither
+ * matched nor suggested. */
+#define SW_SUGGEST_MAX_NAMES 4096
+#define SW_SUGGEST_MAX_LENGTH 200
+#define SW_SUGGEST_COUNT 3
+
+/* A new list of up to SW_SUGGEST_COUNT registered names close to the exact
+ * str `name`: those equal to it ignoring case, or else difflib's closest
+ * matches.  NULL with an exception on error. */
+static PyObject *
+sw_registry_close_names(sw_registry *r, PyObject *name)
+{
+    PyObject *all, *candidates = NULL, *folded = NULL, *matches = NULL;
+    PyObject *difflib = NULL;
+    Py_ssize_t i, n;
+
+    all = sw_registry_snapshot(r, NULL);
+    if (all == NULL) {
+        return NULL;
+    }
+    matches = PyList_New(0);
+    candidates = PyList_New(0);
+    if (matches == NULL || candidates == NULL
+        || PyUnicode_GET_LENGTH(name) > SW_SUGGEST_MAX_LENGTH) {
+        goto done;
+    }
+    folded = PyObject_CallMethod(name, "casefold", NULL);
+    if (folded == NULL) {
+        goto error;
+    }
+    n = Py_MIN(PyTuple_GET_SIZE(all), SW_SUGGEST_MAX_NAMES);
+    for (i = 0; i < n; i++) {
+        /* Registered names are exact str: casefold and == run no user code. */
+        PyObject *candidate = ((sw_descriptor *)PyTuple_GET_ITEM(all, i))->name;
+        PyObject *other;
+        int same;
+
+        if (PyUnicode_GET_LENGTH(candidate) > SW_SUGGEST_MAX_LENGTH) {
+            continue;
+        }
+        if (PyList_Append(candidates, candidate) < 0) {
+            goto error;
+        }
+        other = PyObject_CallMethod(candidate, "casefold", NULL);
+        if (other == NULL) {
+            goto error;
+        }
+        same = PyUnicode_Compare(other, folded) == 0;
+        Py_DECREF(other);
+        if (same && PyList_GET_SIZE(matches) < SW_SUGGEST_COUNT
+            && PyList_Append(matches, candidate) < 0) {
+            goto error;
+        }
+    }
+    if (PyErr_Occurred()) {
+        goto error;
+    }
+    if (PyList_GET_SIZE(matches) == 0 && PyList_GET_SIZE(candidates) > 0) {
+        difflib = PyImport_ImportModule("difflib");
+        if (difflib == NULL) {
+            goto error;
+        }
+        Py_SETREF(matches, PyObject_CallMethod(difflib, "get_close_matches",
+                                               "OOid", name, candidates,
+                                               SW_SUGGEST_COUNT, 0.6));
+        if (matches == NULL || !PyList_CheckExact(matches)) {
+            goto error;
+        }
+    }
+    goto done;
+error:
+    Py_CLEAR(matches);
+done:
+    Py_XDECREF(difflib);
+    Py_XDECREF(folded);
+    Py_XDECREF(candidates);
+    Py_DECREF(all);
+    return matches;
+}
+
+/* Set the LookupError of a miss: the name, and close registered names when
+ * there are any ("did you mean 'Float32'?").  A failure while looking for
+ * suggestions (out of memory, difflib unavailable) drops them, never the
+ * LookupError. */
+static void
+sw_registry_set_miss(sw_registry *r, PyObject *name)
+{
+    PyObject *matches = sw_registry_close_names(r, name);
+    Py_ssize_t n;
+
+    if (matches == NULL) {
+        PyErr_Clear();
+        n = 0;
+    }
+    else {
+        n = PyList_GET_SIZE(matches);
+    }
+    if (n == 1) {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R; "
+                     "did you mean %R?", name, PyList_GET_ITEM(matches, 0));
+    }
+    else if (n == 2) {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R; "
+                     "did you mean %R or %R?", name,
+                     PyList_GET_ITEM(matches, 0), PyList_GET_ITEM(matches, 1));
+    }
+    else if (n >= 3) {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R; "
+                     "did you mean %R, %R or %R?", name,
+                     PyList_GET_ITEM(matches, 0), PyList_GET_ITEM(matches, 1),
+                     PyList_GET_ITEM(matches, 2));
+    }
+    else {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R", name);
+    }
+    Py_XDECREF(matches);
+}
+
+/* Like sw_registry_lookup, but an absent name is a LookupError that
+ * suggests close registered names.  The hit path is the lookup alone. */
 PyObject *
 sw_registry_find(sw_registry *r, PyObject *name)
 {
     PyObject *found = sw_registry_lookup(r, name);
 
     if (found == NULL && !PyErr_Occurred()) {
-        PyErr_Format(PyExc_LookupError,
-                     "no descriptor is registered under the name %R", name);
+        sw_registry_set_miss(r, name);
     }
     return found;
 }
