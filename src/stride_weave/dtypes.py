@@ -39,4 +39,4 @@ __all__ = [
 if __name__ == "__main__":
     from stride_weave._cli import main
 
-    raise SystemExit(main())
+    raise SystemExit(main(prog="python -m stride_weave.dtypes"))
