@@ -1,7 +1,7 @@
 """`python -m stride_weave.dtypes` prints the registered graph: as a tree
-(the default), as JSON (--json) and as Graphviz source (--dot). Issue 7,
-item 4: every form lists every registered descriptor, and the output is
-checked against the live registry."""
+(the default), as JSON (--json) and as Graphviz source (--dot). Every form
+lists every registered descriptor, and the output is checked against the
+live registry."""
 import json
 import os
 import re
@@ -23,7 +23,7 @@ from stride_weave.dtypes import (
 )
 from stride_weave import _cli
 
-# The built-in graph of the dtype-descriptors spec: name -> (supertype, bits).
+# The built-in graph: name -> (supertype, bits).
 BUILTIN_SIMPLE = {
     "Bool": ("Any", 8),
     "Int32": ("Integer", 32),
@@ -38,7 +38,7 @@ BUILTIN_SIMPLE = {
     "E2M1": ("Floating", 4),
 }
 BUILTIN_CATEGORIES = {"Any": None, "Floating": "Any", "Integer": "Any"}
-# The built-in block-scaled formats of dtype-representations, as printed:
+# The built-in block-scaled formats, as printed:
 # element plane, each scale plane with its block, bits per element.
 BUILTIN_BLOCK_SCALED = {
     "MXFP8_E4M3": "block-scaled, planes E4M3 + E8M0 per 32, 8.25 bits per element",
@@ -249,7 +249,7 @@ def test_closed_output_pipe_is_not_a_traceback():
     assert proc.stderr == ""
 
 
-# --- --json, --dot, and the block-scaled lines of the tree (issue 7, item 4) --
+# --- --json, --dot, and the block-scaled lines of the tree --
 
 _JSON_KEYS = [
     "name", "kind", "class", "builtin", "supertype", "bits", "planes",
@@ -351,7 +351,7 @@ def test_json_describes_every_registered_descriptor(capsys, fresh_name):
     }
 
 
-# The built-in block-scaled formats of dtype-representations, as --json gives
+# The built-in block-scaled formats, as --json gives
 # them: element, levels (scale, block), bits per element.
 BUILTIN_BLOCK_SCALED_JSON = {
     "MXFP8_E4M3": ("E4M3", [("E8M0", 32)], 8.25),

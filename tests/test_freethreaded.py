@@ -1,8 +1,7 @@
 """Free-threaded CPython: the module runs without re-enabling the GIL.
 
-Issue "Reliability", item 2; decisions.md ("Free-threaded CPython (3.13t and
-later) is a supported target"); docs/guarantees.md ("Free-threaded
-CPython").
+Free-threaded CPython (3.13t and later) is a supported target;
+docs/guarantees.md ("Free-threaded CPython").
 
 On a free-threaded build (``sysconfig.get_config_var("Py_GIL_DISABLED")``),
 importing an extension that does not declare ``Py_mod_gil =

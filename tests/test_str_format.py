@@ -21,7 +21,10 @@ class MyFloat(SimpleDType, abstract=False):
     pass
 
 
-@pytest.mark.parametrize("d", DType.registered(), ids=lambda d: d.name)
+BUILTINS = [d for d in DType.registered() if getattr(DType, d.name, None) is d]
+
+
+@pytest.mark.parametrize("d", BUILTINS, ids=lambda d: d.name)
 def test_str_of_every_builtin_is_its_name(d):
     assert str(d) == d.name
     assert type(str(d)) is str

@@ -1,6 +1,6 @@
 """Reliability: descriptors travel as identities through worker processes.
 
-Issue "Reliability", item 4; docs/design.md ("Pickling"); docs/guarantees.md
+docs/design.md ("Pickling"); docs/guarantees.md
 ("Processes").
 
 Built-in descriptors and extensions registered at import of
