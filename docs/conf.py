@@ -45,13 +45,12 @@ myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 
 # autodoc: the C types carry their parameter names (__text_signature__);
-# their types come from the stubs (docs/_ext/stub_signatures.py), and the
-# Python modules' from their annotations. Members in source order where
+# their types come from the stubs (docs/_ext/stub_signatures.py). Members in
+# source order where
 # there is a source (Python modules); the C types have none, so theirs are
 # alphabetical.
 autodoc_member_order = "bysource"
-autodoc_typehints = "signature"
-autodoc_typehints_format = "short"
+autodoc_typehints = "none"
 
 # Every doctest page runs in this one process: registered names live for the
 # whole process, so each page uses names of its own. Classes defined in an

@@ -134,6 +134,8 @@ def setup(app):
         if owner is None or owner not in stubs.classes:
             return None
         if what in ("class", "exception"):
+            if isinstance(obj, type) and issubclass(obj, type):
+                return None   # metaclasses: their C signature is kept
             node = stubs.find(owner, "__init__") or stubs.find(owner, "__new__")
             if not isinstance(node, ast.FunctionDef):
                 return None
