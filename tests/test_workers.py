@@ -115,6 +115,16 @@ def _executor_round_trip(method):
 
 
 
+def _child_env():
+    """The environment of a child interpreter that imports the tests' helper
+    modules and registers the base definitions."""
+    env = dict(os.environ)
+    env.pop(_worker_defs.VARIANT_ENV, None)
+    path = [PACKAGE_PARENT, TESTS_DIR] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    return env
+
+
 def _in_a_single_threaded_child(scenario):
     """Run ``scenario("fork")`` in a new interpreter that has only its main
     thread when it forks, with DeprecationWarning an error.
@@ -125,10 +135,7 @@ def _in_a_single_threaded_child(scenario):
     threads (pytest-xdist's channel to the controller, threads other tests
     left running), so the fork scenarios fork from a child that has none.
     """
-    env = dict(os.environ)
-    env.pop(_worker_defs.VARIANT_ENV, None)
-    path = [PACKAGE_PARENT, TESTS_DIR] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-    env["PYTHONPATH"] = os.pathsep.join(path)
+    env = _child_env()
     code = (
         "import threading, test_workers\n"
         "assert threading.active_count() == 1, threading.enumerate()\n"
@@ -145,20 +152,21 @@ def _in_a_single_threaded_child(scenario):
     assert "DeprecationWarning" not in proc.stderr, proc.stderr
 
 
+def _round_trip(scenario, method):
+    if method == "fork":
+        _in_a_single_threaded_child(scenario)
+    else:
+        scenario(method)
+
+
 @pytest.mark.parametrize("method", START_METHODS)
 def test_pool_round_trips_identities(method):
-    if method == "fork":
-        _in_a_single_threaded_child(_pool_round_trip)
-    else:
-        _pool_round_trip(method)
+    _round_trip(_pool_round_trip, method)
 
 
 @pytest.mark.parametrize("method", START_METHODS)
 def test_process_pool_executor_round_trips_identities(method):
-    if method == "fork":
-        _in_a_single_threaded_child(_executor_round_trip)
-    else:
-        _executor_round_trip(method)
+    _round_trip(_executor_round_trip, method)
 
 
 MISMATCH_CASES = [(kind, method) for kind in ("pool", "executor")
@@ -170,10 +178,7 @@ MISMATCH_CASES = [(kind, method) for kind in ("pool", "executor")
 def test_worker_with_a_different_definition_gets_a_clear_value_error(kind, method):
     # fork workers inherit the parent's registry, so they cannot differ;
     # spawn and forkserver workers import _worker_defs themselves.
-    env = dict(os.environ)
-    env.pop(_worker_defs.VARIANT_ENV, None)
-    path = [PACKAGE_PARENT, TESTS_DIR] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-    env["PYTHONPATH"] = os.pathsep.join(path)
+    env = _child_env()
     proc = subprocess.run(
         [sys.executable, "-c", "import _worker_defs; _worker_defs.driver_main()", kind, method],
         env=env, cwd=TESTS_DIR, stdin=subprocess.DEVNULL, capture_output=True,
