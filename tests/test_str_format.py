@@ -4,6 +4,11 @@ str(d) is the registered name and format(d, spec) formats that name like a
 str; repr(d) stays the most-derived class name with the name.  A name that
 is not registered is a LookupError that suggests close registered names.
 """
+import ast
+import subprocess
+import sys
+import textwrap
+
 import pytest
 
 from conftest import refused, unique_name
@@ -171,3 +176,34 @@ def test_str_subclass_query_is_looked_up_by_value():
 def test_kind_mismatch_message_unchanged():
     with refused(LookupError, match=r"registered to SimpleDType\('Float32'\)"):
         DTypeCategory.from_name("Float32")
+
+
+def test_suggestions_on_a_large_registry_are_bounded():
+    """On a registry larger than the candidate bound, the first 256 and the
+    latest 4096 registered names are candidates; the names registered in
+    between are not searched (a miss stays cheap however many there are)."""
+    code = textwrap.dedent('''
+        from stride_weave.dtypes import DType, SimpleDType
+        builtins = len(DType.registered())
+        for i in range(6000):
+            SimpleDType(f"Big{i:05d}", bits=8, supertype=DType.Integer)
+        def miss(name):
+            try:
+                DType.from_name(name)
+            except LookupError as e:
+                return e.args[0]
+        first = 256 - builtins        # the last of the first 256 names
+        skipped = 1000                # in the middle: not a candidate
+        latest = 5999
+        print(repr(miss(f"big{first - 1:05d}")))
+        print(repr(miss(f"big{skipped:05d}")))
+        print(repr(miss(f"big{latest:05d}")))
+    ''')
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    head, middle, tail = (ast.literal_eval(line) for line in proc.stdout.splitlines())
+    builtins = len(BUILTINS)
+    assert head.endswith(f"did you mean 'Big{256 - builtins - 1:05d}'?"), head
+    assert "'Big01000'" not in middle, middle
+    assert tail.endswith("did you mean 'Big05999'?"), tail
