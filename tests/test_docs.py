@@ -43,13 +43,12 @@ def test_block_scaled_figure_states_the_registered_costs():
     assert "bits per element: 4 + 8/16 + 32/n = 4.5 + 32/n" in svg
 
 
-@pytest.mark.parametrize("name", stride_weave.dtypes.__all__)
+@pytest.mark.parametrize("name", [n for n in stride_weave.dtypes.__all__
+                                  if isinstance(getattr(stride_weave.dtypes, n), type)])
 def test_help_shows_the_signature_once(name):
     """help(cls) prints the constructor signature once: the class docstring
     does not repeat the signature that inspect.signature() supplies."""
     cls = getattr(stride_weave.dtypes, name)
-    if not isinstance(cls, type):
-        pytest.skip(f"{name} is an instance, not a class")
     text = pydoc.render_doc(cls, renderer=pydoc.plaintext)
     lines = [line.removeprefix(" |  ").strip() for line in text.splitlines()]
     doc = inspect.getdoc(cls) or ""
