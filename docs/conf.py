@@ -12,7 +12,9 @@ this file adds nothing to ``sys.path``, so the documentation always describes
 the build that is importable, and the build fails if none is.
 """
 
+import os
 import re
+import sys
 
 import stride_weave
 import stride_weave.dtypes  # noqa: F401  (autodoc needs the built extension)
@@ -23,10 +25,15 @@ copyright = "stride-weave contributors"
 release = stride_weave.__version__
 version = release
 
+# docs/_ext holds this site's own Sphinx extensions (not the package).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "_ext"))
+
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "sphinx.ext.doctest",
+    # Typed signatures for the C types, read from the package's .pyi stubs.
+    "stub_signatures",
 ]
 
 source_suffix = {".md": "markdown"}
@@ -37,9 +44,11 @@ exclude_patterns = ["_build", "Thumbs.db", ".DS_Store"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 
-# autodoc: the C types carry their signatures in their docstrings
-# (__text_signature__). Members in source order where there is a source
-# (Python modules); the C types have none, so theirs are alphabetical.
+# autodoc: the C types carry their parameter names (__text_signature__);
+# their types come from the stubs (docs/_ext/stub_signatures.py). Members in
+# source order where
+# there is a source (Python modules); the C types have none, so theirs are
+# alphabetical.
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"
 
@@ -49,8 +58,11 @@ autodoc_typehints = "none"
 # (a rule's structure names its class's module).
 doctest_global_setup = '__name__ = "__main__"'
 
-html_theme = "alabaster"
-html_static_path = []
+# furo: a responsive theme whose content column is wide enough for the
+# doctest lines (up to about 100 characters) without scrolling.
+html_theme = "furo"
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_title = f"stride-weave {release}"
 
 
@@ -63,8 +75,11 @@ def _protocol_signature(app, what, name, obj, options, signature, return_annotat
 
 
 # The extension's docstrings are plain text written for help(), not reST:
-# "(element, *scales)" must not start emphasis, and `name` is code.
+# "(element, *scales)" must not start emphasis, `name` is code (a link when
+# it names a documented object), and "docs/structure.md" is a link to the page.
 _SINGLE_BACKQUOTED = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+_DOCS_PAGE = re.compile(r"docs/([a-z-]+)\.md")
 
 
 def _defined_in_extension(obj):
@@ -85,9 +100,10 @@ def _plain_text_docstring(app, what, name, obj, options, lines):
         parts = _SINGLE_BACKQUOTED.split(line)  # text, code, text, code, ...
         for j, part in enumerate(parts):
             if j % 2:
-                parts[j] = f"``{part}``"
+                parts[j] = f":py:obj:`{part}`" if _DOTTED_NAME.fullmatch(part) else f"``{part}``"
             else:
-                parts[j] = part.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
+                part = part.replace("\\", "\\\\").replace("*", "\\*").replace("|", "\\|")
+                parts[j] = _DOCS_PAGE.sub(r":doc:`\1`", part)
         lines[i] = "".join(parts)
 
 

@@ -1,7 +1,7 @@
 """The oracle the fuzz tests (tests/test_fuzz.py) and the atheris harness
 (fuzz/fuzz_reconstruct.py) share: hostile objects that record and refuse
 any call of their dunder methods while armed, the exact structure
-comparison of the spec, what _reconstruct must return or raise for a
+comparison of docs/pickling.md, what _reconstruct must return or raise for a
 payload, and the documented encoding of structure_extension() values.
 Imports no test framework, so the harness can use it on its own."""
 import struct
@@ -101,7 +101,7 @@ class RaisingIterator:
 
 
 def exact_equal(ours, theirs):
-    """The structure comparison of the spec: only exact str and exact tuple
+    """The structure comparison of docs/pickling.md: only exact str and exact tuple
     leaves can match (so True, 1 and 1.0 differ and no subclass runs)."""
     stack = [(ours, theirs)]
     while stack:

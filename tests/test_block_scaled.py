@@ -1,4 +1,4 @@
-"""dtype-representations, BlockScaledDType and the built-in block-scaled table.
+"""BlockScaledDType and the built-in block-scaled table.
 
 ``BlockScaledDType(name, *, element, levels)`` is a concrete compound dtype:
 an encoded element times one scale from each level.  It derives its planes
@@ -46,7 +46,7 @@ from stride_weave.dtypes import (
 
 PROTOCOLS = [0, 1, 2, 3, 4, 5]
 
-# The spec's table: name -> (element, ((scale, block), ...)).
+# The built-in table: name -> (element, ((scale, block), ...)).
 BUILTIN_TABLE = {
     "MXFP8_E4M3": ("E4M3", (("E8M0", 32),)),
     "MXFP8_E5M2": ("E5M2", (("E8M0", 32),)),
@@ -124,7 +124,7 @@ def contains(structure, part):
 
 
 def expected_bits(element_bits, chain):
-    """The spec's formula, exactly: element bits + for each integer level its
+    """The documented formula, exactly: element bits + for each integer level its
     scale bits over the product of the blocks up to and including it."""
     total, prod = Fraction(element_bits), 1
     for scale_bits, block in chain:

@@ -1,7 +1,7 @@
 """Requirement: The built-in descriptor graph is stable.
 
 Categories Any (root), Floating and Integer (under Any); the simple dtypes and
-widths of the spec's table; every built-in is ``DType.<name>`` and identical
+widths of the built-in table; every built-in is ``DType.<name>`` and identical
 to ``DType.from_name(<name>)``; the categories serve as supertypes for
 registered simple and compound descriptors.
 """
@@ -105,7 +105,7 @@ def test_resolve_a_builtin_through_both_surfaces(name):
 
 
 def test_resolve_float32_through_both_surfaces():
-    """Scenario: Resolve a built-in through both surfaces (the spec's example)."""
+    """Scenario: Resolve a built-in through both surfaces (the documented example)."""
     assert DType.Float32 is DType.from_name("Float32")
 
 

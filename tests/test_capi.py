@@ -1,4 +1,4 @@
-"""The C API for extension authors (issue 6; docs/c-api.md).
+"""The C API for extension authors (docs/c-api.md).
 
 Requirements checked here:
 
@@ -156,7 +156,12 @@ def expected_kind(d):
 
 
 def ids(values):
-    return [getattr(v, "name", type(v).__name__) for v in values]
+    """Test IDs: the names, without the process ID that unique_name puts in
+    them, so that every pytest-xdist worker collects the same IDs."""
+    pid = f"_{os.getpid()}_"
+    names = [getattr(v, "name", None) for v in values]
+    return [name.replace(pid, "_") if isinstance(name, str) else type(v).__name__
+            for name, v in zip(names, values)]
 
 
 # ==========================================================================
@@ -434,7 +439,8 @@ def test_from_name_object_takes_str_subclasses(probe):
     assert probe.from_name_object(Name("Float32")) is DType.Float32
 
 
-@pytest.mark.parametrize("name", [unique_name("CapiUnknown"), "", "float32", "Float32 "])
+@pytest.mark.parametrize("name", [unique_name("CapiUnknown"), "", "float32", "Float32 "],
+                         ids=["unknown", "empty", "float32", "trailing-space"])
 def test_from_name_unknown_is_lookup_error(probe, name):
     with pytest.raises(LookupError, match="no descriptor is registered under the name"):
         probe.from_name(name.encode())

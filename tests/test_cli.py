@@ -1,7 +1,7 @@
 """`python -m stride_weave.dtypes` prints the registered graph: as a tree
-(the default), as JSON (--json) and as Graphviz source (--dot). Issue 7,
-item 4: every form lists every registered descriptor, and the output is
-checked against the live registry."""
+(the default), as JSON (--json) and as Graphviz source (--dot). Every form
+lists every registered descriptor, and the output is checked against the
+live registry."""
 import json
 import os
 import re
@@ -23,7 +23,7 @@ from stride_weave.dtypes import (
 )
 from stride_weave import _cli, interop
 
-# The built-in graph of the dtype-descriptors spec: name -> (supertype, bits).
+# The built-in graph: name -> (supertype, bits).
 BUILTIN_SIMPLE = {
     "Bool": ("Any", 8),
     "Int32": ("Integer", 32),
@@ -38,7 +38,7 @@ BUILTIN_SIMPLE = {
     "E2M1": ("Floating", 4),
 }
 BUILTIN_CATEGORIES = {"Any": None, "Floating": "Any", "Integer": "Any"}
-# The built-in block-scaled formats of dtype-representations, as printed:
+# The built-in block-scaled formats, as printed:
 # element plane, each scale plane with its block, bits per element.
 BUILTIN_BLOCK_SCALED = {
     "MXFP8_E4M3": "block-scaled, planes E4M3 + E8M0 per 32, 8.25 bits per element",
@@ -249,7 +249,7 @@ def test_closed_output_pipe_is_not_a_traceback():
     assert proc.stderr == ""
 
 
-# --- --json, --dot, and the block-scaled lines of the tree (issue 7, item 4) --
+# --- --json, --dot, and the block-scaled lines of the tree --
 
 _JSON_KEYS = [
     "name", "kind", "class", "builtin", "supertype", "bits", "planes",
@@ -367,7 +367,7 @@ def test_json_describes_every_registered_descriptor(capsys, fresh_name):
         "numpy": None, "dlpack": None, "arrow": None, "buffer_format": None, "torch": None}
 
 
-# The built-in block-scaled formats of dtype-representations, as --json gives
+# The built-in block-scaled formats, as --json gives
 # them: element, levels (scale, block), bits per element.
 BUILTIN_BLOCK_SCALED_JSON = {
     "MXFP8_E4M3": ("E4M3", [("E8M0", 32)], 8.25),
@@ -652,3 +652,166 @@ def test_mappings_is_for_the_tree_view_only(other):
     assert proc.returncode == 2
     assert "--mappings applies to the tree view only" in proc.stderr
     assert proc.stdout == ""
+
+
+# --------------------------------------------------------------------------
+# python -m stride_weave, --version, --import, --name
+# --------------------------------------------------------------------------
+
+def run_package(*args, cwd=None):
+    """Run `python -m stride_weave *args` in a fresh interpreter."""
+    return subprocess.run(
+        [sys.executable, "-m", "stride_weave", *args],
+        capture_output=True,
+        encoding="utf-8",
+        env=dict(os.environ, PYTHONIOENCODING="utf-8"),
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+_USER_MODULE = '''
+from stride_weave.dtypes import BlockScaledDType, DType, DTypeCategory, Level, SimpleDType
+
+class Brain(SimpleDType, abstract=False):
+    pass
+
+MINE = DTypeCategory("MyFormats", supertype=DType.Floating)
+BF16 = Brain("BFloat16", bits=16, supertype=MINE)
+MX = BlockScaledDType("MyMX", element=BF16, levels=[Level(DType.E8M0, 8)])
+'''
+
+
+@pytest.fixture
+def user_modules(tmp_path):
+    """A directory with two importable modules that register descriptors."""
+    (tmp_path / "userdtypes.py").write_text(_USER_MODULE, encoding="utf-8")
+    pkg = tmp_path / "userpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("", encoding="utf-8")
+    (pkg / "more.py").write_text(
+        "from stride_weave.dtypes import DType, SimpleDType\n"
+        "INT4 = SimpleDType('UserInt4', bits=4, supertype=DType.Integer)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "broken.py").write_text("raise RuntimeError('broken on purpose')\n",
+                                        encoding="utf-8")
+    return tmp_path
+
+
+def test_python_m_stride_weave_is_the_same_command():
+    alias = run_package()
+    original = run_module()
+    assert alias.returncode == original.returncode == 0, alias.stderr
+    assert alias.stdout == original.stdout
+    assert "Float32  simple, 32 bits" in alias.stdout
+
+
+def test_python_m_stride_weave_help_names_it():
+    proc = run_package("--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: python -m stride_weave [-h]")
+    for option in ("--import MODULE", "--name NAME", "--version"):
+        assert option in proc.stdout
+
+
+def test_version():
+    import stride_weave
+    for proc in (run_package("--version"), run_module("--version")):
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == f"stride-weave {stride_weave.__version__}\n"
+
+
+def test_import_shows_the_modules_descriptors(user_modules):
+    proc = run_package("--import", "userdtypes", "--import", "userpkg.more",
+                       cwd=user_modules)
+    assert proc.returncode == 0, proc.stderr
+    parents, _ = parse_tree(proc.stdout)
+    assert parents["MyFormats"] == ("Floating", "category  [extension]")
+    assert parents["BFloat16"] == ("MyFormats", "simple, 16 bits  [Brain, extension]")
+    assert parents["MyMX"][0] == "Any"
+    assert parents["MyMX"][1].startswith("block-scaled, planes BFloat16 + E8M0 per 8")
+    assert parents["UserInt4"] == ("Integer", "simple, 4 bits  [extension]")
+    header = proc.stdout.splitlines()[0]
+    builtins = sum(1 for d in DType.registered() if _cli.is_builtin(d, DType))
+    assert header == (f"stride-weave dtype graph: {builtins + 4} registered "
+                      f"descriptors ({builtins} built-in, 4 extension)")
+
+
+def test_import_with_json(user_modules):
+    proc = run_package("--import", "userdtypes", "--json", cwd=user_modules)
+    assert proc.returncode == 0, proc.stderr
+    names = [r["name"] for r in json.loads(proc.stdout)["descriptors"]]
+    assert names[-3:] == ["MyFormats", "BFloat16", "MyMX"]
+
+
+def test_import_of_a_missing_module_is_a_usage_error(user_modules):
+    proc = run_package("--import", "no_such_module_here", cwd=user_modules)
+    assert proc.returncode == 2
+    assert ("error: --import no_such_module_here: no module named "
+            "'no_such_module_here'") in proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("module", ["", "../userdtypes", "user-dtypes", ".rel", "a..b"])
+def test_import_of_a_non_module_name_is_a_usage_error(user_modules, module):
+    proc = run_package("--import", module, cwd=user_modules)
+    assert proc.returncode == 2
+    assert (f"error: --import: expected a dotted module name such as "
+            f"'mypackage.dtypes', got {module!r}") in proc.stderr
+
+
+def test_import_of_a_failing_module_shows_its_traceback(user_modules):
+    proc = run_package("--import", "broken", cwd=user_modules)
+    assert proc.returncode == 1
+    assert "Traceback" in proc.stderr
+    assert "RuntimeError: broken on purpose" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_name_shows_one_descriptor_with_its_structure():
+    proc = run_package("--name", "MXFP4")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "MXFP4  " + BUILTIN_BLOCK_SCALED["MXFP4"]
+    assert lines[1] == "  class:      BlockScaledDType (built-in)"
+    assert lines[2] == "  supertypes: Any"
+    assert lines[3] == "  structure:"
+    import ast
+    shown = ast.literal_eval("\n".join(line[4:] for line in lines[4:]))
+    assert shown == DType.MXFP4.structure()
+
+
+def test_name_of_a_user_descriptor(user_modules):
+    proc = run_package("--import", "userdtypes", "--name", "BFloat16",
+                       cwd=user_modules)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "BFloat16  simple, 16 bits  [Brain, extension]"
+    assert lines[1] == "  class:      Brain (extension)"
+    assert lines[2] == "  supertypes: MyFormats, Floating, Any"
+
+
+def test_name_with_json():
+    proc = run_package("--name", "NVFP4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    expected = _cli.descriptor_data(DType.NVFP4, DType)
+    expected["supertypes"] = ["Any"]
+    expected["structure"] = json.loads(json.dumps(DType.NVFP4.structure()))
+    assert record == expected
+
+
+def test_name_miss_is_a_usage_error_with_a_suggestion():
+    proc = run_package("--name", "mxfp4")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        "python -m stride_weave: error: --name: no descriptor is registered "
+        "under the name 'mxfp4'; did you mean 'MXFP4'?")
+
+
+def test_name_with_dot_is_a_usage_error():
+    proc = run_package("--name", "MXFP4", "--dot")
+    assert proc.returncode == 2
+    assert "error: --name applies to the tree view and --json, not to --dot" in proc.stderr

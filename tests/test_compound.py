@@ -1,4 +1,4 @@
-"""CompoundDType base (dtype-representations.md, "CompoundDType"; design.md).
+"""CompoundDType base (docs/design.md, docs/concepts.md).
 
 A user subclass becomes constructible with ``abstract=False`` and initializes
 its base with

@@ -1,5 +1,6 @@
 """Free-threaded CPython: the module runs without re-enabling the GIL.
 
+Free-threaded CPython (3.13t and later) is a supported target;
 docs/guarantees.md ("Free-threaded CPython").
 
 On a free-threaded build (``sysconfig.get_config_var("Py_GIL_DISABLED")``),

@@ -1,10 +1,9 @@
 """Fuzzing the extension's untrusted inputs with hypothesis.
 
-Issue "Reliability", item 7; spec dtype-descriptors.md ("Pickle
-reconstruction preserves receiving-process identity", "Every dtype has one
-registered descriptor identity", "Descriptor structure is canonical and
-extensible"); decisions.md ("Pickling": a crafted payload is a TypeError or
-ValueError, never a crash).
+Pickle reconstruction preserves the receiving process's identity, every
+dtype has one registered descriptor identity, and a descriptor's structure
+is canonical and extensible; a crafted payload is a TypeError or
+ValueError, never a crash (docs/pickling.md, docs/guarantees.md).
 
 Each test states its oracle in Python and checks the extension against it
 exactly (the outcome *and* its exception class), not just "did not crash":

@@ -25,7 +25,7 @@ OWNED = [
     "__le__", "__gt__", "__ge__", "__hash__", "__reduce__", "__reduce_ex__",
     "__getstate__", "__setstate__", "__copy__", "__deepcopy__",
     "__getattribute__", "__getattr__", "__setattr__", "__delattr__",
-    "__new__", "__repr__", "__class__",
+    "__new__", "__repr__", "__class__", "__str__", "__format__",
 ]
 
 MODEL_CLASSES = [DType, DTypeCategory, SimpleDType, CompoundDType]
@@ -365,10 +365,10 @@ def test_shadowing_with_a_class_statement():
      ("__init_subclass__", classmethod(lambda cls, **k: None)),
      ("__doc__", "doc"),
      ("helper", lambda self: 1),
-     ("__str__", lambda self: "s"),
+     ("__bool__", lambda self: True),
      ("__slots__", ("x",))],
     ids=["__init__", "structure_extension", "__init_subclass__", "__doc__",
-         "helper", "__str__", "__slots__"],
+         "helper", "__bool__", "__slots__"],
 )
 def test_overridable_members_are_allowed(member, value):
     cls = _new_class("Allowed", (SimpleDType,), {"abstract": False}, {member: value})

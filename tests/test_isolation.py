@@ -1,6 +1,6 @@
 """Reliability: isolation, interpreter shutdown and garbage collection.
 
-Issue "Reliability", items 3 and 8; docs/design.md ("Identity across imports
+docs/design.md ("Identity across imports
 and interpreters"); docs/guarantees.md.
 
 Every scenario runs in a child process started with ``sys.executable``, so a

@@ -1,4 +1,4 @@
-"""dtype-representations, Level: one scale level of a block-scaled format.
+"""Level: one scale level of a block-scaled format.
 
 Level(scale, block) is an immutable, hashable value; scale is the SimpleDType
 stored at that level, block an int > 0 (not a bool) or Whole.  Equal when the

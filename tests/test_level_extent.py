@@ -1,4 +1,4 @@
-"""dtype-representations, LevelExtent: the rule of one scale level.
+"""LevelExtent: the rule of one scale level.
 
 ``LevelExtent(level, extent)`` is a RepresentationRule.  ``level`` is the
 zero-based adjacent edge (an exact non-negative int), ``extent`` an exact
@@ -388,7 +388,7 @@ def test_validate_refusal_does_not_change_the_rule():
 
 
 # --------------------------------------------------------------------------
-# Property: validate agrees with the spec's decision procedure
+# Property: validate agrees with the documented decision procedure
 # --------------------------------------------------------------------------
 
 def _spec_accepts(level, extent, sizes, preimages):
@@ -403,7 +403,7 @@ def _spec_accepts(level, extent, sizes, preimages):
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_property_validate_follows_the_spec(data):
-    """For random edges, validate returns None exactly when the spec's
+    """For random edges, validate returns None exactly when the documented
     conditions hold and raises ValueError otherwise."""
     n_edges = data.draw(st.integers(0, 4), label="edges")
     level = data.draw(st.integers(0, 5), label="level")

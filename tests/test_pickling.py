@@ -1,8 +1,6 @@
 """Requirement: Pickle reconstruction preserves receiving-process identity.
 
-Spec: dtype-descriptors.md ("Pickle reconstruction preserves receiving-process
-identity"), decisions.md ("Pickling"), docs/design.md ("Pickling", "Structure
-format").  Cross-process scenarios run in real child processes that import
+docs/pickling.md; docs/design.md ("Pickling", "Structure format").  Cross-process scenarios run in real child processes that import
 tests/_child_defs.py, the same module the parent registers its extensions from.
 """
 import copy
@@ -162,7 +160,7 @@ def test_round_trip_inside_containers_keeps_identity(family, protocol):
 
 
 def test_round_trip_of_a_freshly_registered_simple_extension():
-    # The spec's own example shape: SimpleDType(..., bits=16, supertype=Floating).
+    # The documented example shape: SimpleDType(..., bits=16, supertype=Floating).
     d = SimpleDType(unique_name("Float16"), bits=16, supertype=DType.Floating)
     for protocol in PROTOCOLS:
         assert pickle.loads(pickle.dumps(d, protocol=protocol)) is d

@@ -36,7 +36,7 @@ def test_tour_runs_and_prints_what_it_claims():
 def test_quick_start_commands():
     commands = re.findall(r"```sh\n(.*?)\n```", _readme(), re.S)
     assert commands == [
-        "python -m pip install . && python -m stride_weave.dtypes",
+        "python -m pip install . && python -m stride_weave",
         "python -m pip install '.[test]' && python -m pytest",
     ]
 
@@ -45,7 +45,7 @@ def test_tree_excerpt_matches_the_real_output():
     excerpt = re.findall(r"```text\n(.*?)```", _readme(), re.S)[0]
     shown = [line for line in excerpt.splitlines() if line != "..."]
     proc = subprocess.run(
-        [sys.executable, "-m", "stride_weave.dtypes"],
+        [sys.executable, "-m", "stride_weave"],
         capture_output=True,
         encoding="utf-8",
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},

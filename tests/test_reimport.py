@@ -1,5 +1,5 @@
-"""Identity across re-import (decisions.md "Identity"; design.md "Identity
-across imports and interpreters").
+"""Identity across re-import (docs/design.md "Identity across imports and
+interpreters").
 
 Each scenario runs in a fresh child process: the child imports the package,
 keeps references, removes the modules from sys.modules, imports again and

@@ -1,5 +1,5 @@
-"""RepresentationRule base (dtype-representations.md, "RepresentationRule";
-design.md, "Structure format" and "Pickling")."""
+"""RepresentationRule base (docs/extending.md; docs/design.md, "Structure
+format" and "Pickling")."""
 import copy
 import enum
 import pickle

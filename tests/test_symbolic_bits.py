@@ -1,4 +1,4 @@
-"""dtype-representations, SymbolicBits: a storage cost that depends on n.
+"""SymbolicBits: a storage cost that depends on n.
 
 SymbolicBits(constant, whole_scale_bits).evaluate(n) is
 constant + whole_scale_bits / n; n must be an int that is not a bool
@@ -14,7 +14,7 @@ from stride_weave.dtypes import SymbolicBits
 
 
 def test_nvfp4_cost_at_1024_elements():
-    """The spec's example: NVFP4's cost is 4.53125 bits at 1024 elements."""
+    """The documented example: NVFP4's cost is 4.53125 bits at 1024 elements."""
     assert SymbolicBits(4.5, 32).evaluate(1024) == 4.53125
 
 

@@ -1,6 +1,6 @@
 """Reliability: the registry and sealing under threads.
 
-Issue "Reliability", item 1; docs/design.md ("Construction (a transaction)",
+docs/design.md ("Construction (a transaction)",
 "Registry"); docs/guarantees.md ("Threads").
 
 * ``test_registration_race``: 16 registering threads released together by a

@@ -1,4 +1,4 @@
-"""Whole / WholeExtent (dtype-representations.md, "Whole"; design.md)."""
+"""Whole / WholeExtent (docs/design.md, docs/api.md)."""
 import copy
 import pickle
 

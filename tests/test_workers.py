@@ -1,6 +1,6 @@
 """Reliability: descriptors travel as identities through worker processes.
 
-Issue "Reliability", item 4; docs/design.md ("Pickling"); docs/guarantees.md
+docs/design.md ("Pickling"); docs/guarantees.md
 ("Processes").
 
 Built-in descriptors and extensions registered at import of
@@ -81,8 +81,8 @@ def _check_echo_result(result, sent):
 ALL_NAMES = list(BUILTIN_NAMES) + [NAMES[k] for k in KINDS]
 
 
-@pytest.mark.parametrize("method", START_METHODS)
-def test_pool_round_trips_identities(method):
+def _pool_round_trip(method):
+    """Descriptors sent to and from the workers of a multiprocessing Pool."""
     ctx = multiprocessing.get_context(method)
     sent = _payload()
     with ctx.Pool(2, initializer=_worker_defs.init) as pool:
@@ -98,8 +98,8 @@ def test_pool_round_trips_identities(method):
             assert all(r[3][k] is DEFS[k] for k in KINDS)
 
 
-@pytest.mark.parametrize("method", START_METHODS)
-def test_process_pool_executor_round_trips_identities(method):
+def _executor_round_trip(method):
+    """Descriptors sent to and from the workers of a ProcessPoolExecutor."""
     ctx = multiprocessing.get_context(method)
     sent = _payload()
     with ProcessPoolExecutor(2, mp_context=ctx, initializer=_worker_defs.init) as ex:
@@ -114,6 +114,61 @@ def test_process_pool_executor_round_trips_identities(method):
             assert r[3] is DEFS["compound"] or r[3] is DType.E2M1
 
 
+
+def _child_env():
+    """The environment of a child interpreter that imports the tests' helper
+    modules and registers the base definitions."""
+    env = dict(os.environ)
+    env.pop(_worker_defs.VARIANT_ENV, None)
+    path = [PACKAGE_PARENT, TESTS_DIR] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    return env
+
+
+def _in_a_single_threaded_child(scenario):
+    """Run ``scenario("fork")`` in a new interpreter that has only its main
+    thread when it forks, with DeprecationWarning an error.
+
+    os.fork() in a process with other threads alive is unsafe (the child
+    gets only the forking thread, and any lock another thread held stays
+    held); CPython 3.12+ warns about it. The test process itself may have
+    threads (pytest-xdist's channel to the controller, threads other tests
+    left running), so the fork scenarios fork from a child that has none.
+    """
+    env = _child_env()
+    code = (
+        "import threading, test_workers\n"
+        "assert threading.active_count() == 1, threading.enumerate()\n"
+        f"test_workers.{scenario.__name__}('fork')\n"
+        "print('passed')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-W", "error::DeprecationWarning", "-c", code],
+        env=env, cwd=TESTS_DIR, stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=120,
+    )
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stderr}\n{proc.stdout}"
+    assert proc.stdout == "passed\n", proc.stdout
+    assert "DeprecationWarning" not in proc.stderr, proc.stderr
+
+
+def _round_trip(scenario, method):
+    if method == "fork":
+        _in_a_single_threaded_child(scenario)
+    else:
+        scenario(method)
+
+
+@pytest.mark.parametrize("method", START_METHODS)
+def test_pool_round_trips_identities(method):
+    _round_trip(_pool_round_trip, method)
+
+
+@pytest.mark.parametrize("method", START_METHODS)
+def test_process_pool_executor_round_trips_identities(method):
+    _round_trip(_executor_round_trip, method)
+
+
 MISMATCH_CASES = [(kind, method) for kind in ("pool", "executor")
                   for method in START_METHODS if method != "fork"]
 
@@ -123,10 +178,7 @@ MISMATCH_CASES = [(kind, method) for kind in ("pool", "executor")
 def test_worker_with_a_different_definition_gets_a_clear_value_error(kind, method):
     # fork workers inherit the parent's registry, so they cannot differ;
     # spawn and forkserver workers import _worker_defs themselves.
-    env = dict(os.environ)
-    env.pop(_worker_defs.VARIANT_ENV, None)
-    path = [PACKAGE_PARENT, TESTS_DIR] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
-    env["PYTHONPATH"] = os.pathsep.join(path)
+    env = _child_env()
     proc = subprocess.run(
         [sys.executable, "-c", "import _worker_defs; _worker_defs.driver_main()", kind, method],
         env=env, cwd=TESTS_DIR, stdin=subprocess.DEVNULL, capture_output=True,

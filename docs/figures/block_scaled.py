@@ -26,9 +26,9 @@ OUT = pathlib.Path(__file__).resolve().with_name("block-scaled.svg")
 N_ELEMENTS = 64
 PX_PER_BIT = 2.5
 LEFT = 20  # x of the row labels
-X0 = 200  # x of the first element
+X0 = 240  # x of the first element
 ROW_H = 22
-GAP = 34  # vertical space between two planes (the funnels)
+GAP = 40  # vertical space between two planes (the funnels)
 FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
 # One hue per block of the innermost level: (element fill, scale fill).
 PALETTE = [("#c6dbef", "#3182bd"), ("#fdd0a2", "#e6550d"),
@@ -40,7 +40,7 @@ def _num(x):
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-def _text(x, y, s, size=12, anchor="start", weight="normal", fill="#222"):
+def _text(x, y, s, size=15, anchor="start", weight="normal", fill="#222"):
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return (f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" '
             f'font-weight="{weight}" fill="{fill}">{s}</text>')
@@ -85,17 +85,17 @@ def panel(d, top):
     levels_src = ", ".join(
         f"Level({lv.scale.name}, {'Whole' if lv.is_whole() else lv.block})" for lv in d.levels
     )
-    out.append(_text(LEFT, top + 16, d.name, size=16, weight="bold"))
-    out.append(_text(LEFT + 90, top + 16,
-                     f"element {d.element.name}, levels {levels_src}", size=12, fill="#555"))
-    y = top + 34
+    out.append(_text(LEFT, top + 18, d.name, size=19, weight="bold"))
+    out.append(_text(LEFT + 100, top + 18,
+                     f"element {d.element.name}, levels {levels_src}", size=15, fill="#555"))
+    y = top + 38
 
     # The element plane.
     ew = d.element.bits * PX_PER_BIT
     first_block = d.levels[0].block if not d.levels[0].is_whole() else N_ELEMENTS
-    out.append(_text(LEFT, y + 10, "element plane", weight="bold"))
-    out.append(_text(LEFT, y + 24, f"{d.element.name}, {d.element.bits} bits each",
-                     size=11, fill="#555"))
+    out.append(_text(LEFT, y + 13, "element plane", weight="bold"))
+    out.append(_text(LEFT, y + 31, f"{d.element.name}, {d.element.bits} bits each",
+                     size=14, fill="#555"))
     for i in range(N_ELEMENTS):
         fill = PALETTE[(i // first_block) % len(PALETTE)][0]
         out.append(_rect(X0 + i * ew, y, ew, ROW_H, fill, width=0.4))
@@ -114,10 +114,10 @@ def panel(d, top):
             covered *= level.block
             label2 = f"1 per {covered} elements"
         per_cell *= group
-        out.append(_text(LEFT, y + 10, f"scale plane, level {depth}", weight="bold"))
-        out.append(_text(LEFT, y + 24, f"{level.scale.name}, {level.scale.bits} bits,",
-                         size=11, fill="#555"))
-        out.append(_text(LEFT, y + 37, label2, size=11, fill="#555"))
+        out.append(_text(LEFT, y + 13, f"scale plane, level {depth}", weight="bold"))
+        out.append(_text(LEFT, y + 31, f"{level.scale.name}, {level.scale.bits} bits,",
+                         size=14, fill="#555"))
+        out.append(_text(LEFT, y + 48, label2, size=14, fill="#555"))
         row = []
         for k in range(0, len(above), group):
             span_l, span_r = above[k][0], above[k + group - 1][1]
@@ -136,12 +136,12 @@ def panel(d, top):
             out.append(_rect(x, y, sw, ROW_H, fill))
             row.append((x, x + sw))
         above = row
-    y += ROW_H + 42
-    out.append(_text(LEFT, y, f"bits per element: {formula} = {result}", size=13))
+    y += ROW_H + 50
+    out.append(_text(LEFT, y, f"bits per element: {formula} = {result}", size=16))
     if any(lv.is_whole() for lv in d.levels):
-        out.append(_text(LEFT, y + 18, f"for a tensor of n elements: {d.bits_per_element!r}",
-                         size=11, fill="#555"))
-        y += 18
+        out.append(_text(LEFT, y + 22, f"for a tensor of n elements: {d.bits_per_element!r}",
+                         size=14, fill="#555"))
+        y += 22
     return out, y - top + 20
 
 
@@ -157,8 +157,8 @@ def draw(formats):
     body.append(_text(LEFT, top + 4,
                       f"Each panel shows a tensor of {N_ELEMENTS} elements. Cell width is "
                       f"proportional to bits ({PX_PER_BIT:g} px per bit), so a plane's area "
-                      "is its storage.", size=11, fill="#555"))
-    height = top + 16
+                      "is its storage.", size=14, fill="#555"))
+    height = top + 20
     head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:g}" height="{height:g}" '
             f'viewBox="0 0 {width:g} {height:g}" font-family="{FONT}">')
     title = ("<title>Element and scale planes of MXFP4 and NVFP4, drawn from the "

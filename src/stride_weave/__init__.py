@@ -2,7 +2,7 @@
 
 The descriptor model is implemented in the C extension
 ``stride_weave._dtypes``; import the public names from
-``stride_weave.dtypes``. ``python -m stride_weave.dtypes`` prints the
+``stride_weave.dtypes``. ``python -m stride_weave`` prints the
 registered descriptor graph. C extensions use the C API in
 ``<stride_weave/dtypes.h>``, found through :func:`get_include`.
 """

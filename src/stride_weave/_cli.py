@@ -1,4 +1,9 @@
-"""``python -m stride_weave.dtypes``: print the registered descriptor graph.
+"""``python -m stride_weave``: print the registered descriptor graph.
+
+``python -m stride_weave.dtypes`` is the same command. ``--import MODULE``
+(repeatable) imports a module first, so that the descriptors it registers are
+printed too; ``--name NAME`` prints one descriptor with its structure;
+``--version`` prints the installed version.
 
 Three forms of the same graph, with every registered descriptor (built-in and
 extension) in each:
@@ -31,8 +36,10 @@ each simple dtype's line also lists its foreign equivalents (see
 """
 
 import argparse
+import importlib
 import json
 import os
+import pprint
 import sys
 
 from stride_weave._dtypes import BlockScaledDType, DType, SymbolicBits
@@ -422,9 +429,9 @@ def _can_encode(stream, text):
     return True
 
 
-def _parser():
+def _parser(prog="python -m stride_weave"):
     parser = argparse.ArgumentParser(
-        prog="python -m stride_weave.dtypes",
+        prog=prog,
         description=(
             "Print every registered stride-weave dtype descriptor (built-in and "
             "extension). By default as a tree: categories form the hierarchy, "
@@ -453,6 +460,29 @@ def _parser():
         "planes",
     )
     parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE (a dotted module name, found on sys.path, which "
+        "includes the current directory) before printing, so that the "
+        "descriptors it registers are shown; repeatable",
+    )
+    parser.add_argument(
+        "--name",
+        metavar="NAME",
+        help="print only the descriptor registered under NAME, with its "
+        "supertypes and its structure (with --json: its record plus "
+        "'supertypes' and 'structure')",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"stride-weave {_version()}",
+        help="print the installed stride-weave version and exit",
+    )
+    parser.add_argument(
         "--ascii",
         action="store_true",
         help="draw the tree with ASCII characters only (chosen automatically "
@@ -469,26 +499,71 @@ def _parser():
     return parser
 
 
-def main(argv=None):
+def _version():
+    from stride_weave import __version__
+
+    return __version__
+
+
+def _import_modules(parser, modules):
+    """Import each of ``modules`` in order; a module that cannot be found is
+    a usage error naming it. Errors raised by the module's own code
+    propagate with their traceback."""
+    if modules and "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for module in modules:
+        if not module or module.startswith(".") or not all(
+            part.isidentifier() for part in module.split(".")
+        ):
+            parser.error(
+                f"--import: expected a dotted module name such as "
+                f"'mypackage.dtypes', got {module!r}"
+            )
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            missing = e.name or ""
+            if module == missing or module.startswith(missing + "."):
+                parser.error(f"--import {module}: no module named {missing!r} "
+                             f"on sys.path (the current directory included)")
+            raise
+
+
+def main(argv=None, prog="python -m stride_weave"):
     """Print the registered descriptor graph; return the exit status.
 
     ``argv`` is the argument list (default: ``sys.argv[1:]``): no option for
     the tree view, ``--json`` for JSON, ``--dot`` for Graphviz source,
     ``--ascii`` for an ASCII-only tree, ``--mappings`` for the foreign
-    equivalents in the tree, ``--help`` for help. Returns 0, or 1
-    when standard output was closed early (``... | head``); a usage error
-    exits with status 2.
+    equivalents in the tree, ``--import MODULE`` (repeatable) to import
+    modules that register descriptors first, ``--name NAME`` for one
+    descriptor with its structure, ``--version`` for the version, ``--help``
+    for help. ``prog`` is the command name shown in usage messages. Returns
+    0, or 1 when standard output was closed early (``... | head``); a usage
+    error (an unknown option, a module or name that is not found) exits with
+    status 2.
     """
-    parser = _parser()
+    parser = _parser(prog)
     args = parser.parse_args(argv)
     if args.ascii and (args.json or args.dot):
         parser.error("--ascii applies to the tree view only, not to --json or --dot")
     if args.mappings and (args.json or args.dot):
         parser.error("--mappings applies to the tree view only (--json always "
                      "includes the mappings; --dot shows none)")
+    if args.name is not None and args.dot:
+        parser.error("--name applies to the tree view and --json, not to --dot")
+    _import_modules(parser, args.imports)
+    selected = None
+    if args.name is not None:
+        try:
+            selected = DType.from_name(args.name)
+        except LookupError as e:
+            parser.error(f"--name: {e.args[0] if e.args else e}")
 
     try:
-        if args.json:
+        if selected is not None:
+            _print_one(selected, args.json, args.ascii, sys.stdout)
+        elif args.json:
             _print_json(sys.stdout)
         elif args.dot:
             _print_dot(sys.stdout)
@@ -521,6 +596,45 @@ def _print_lines(lines, out):
             line = line.encode(encoding, "backslashreplace").decode(encoding)
         print(line, file=out)
     out.flush()
+
+
+def descriptor_detail(d, dtype_cls, ascii_only=False):
+    """Return the ``--name`` view of descriptor ``d`` as a list of lines.
+
+    The tree line (name and description), then its class, whether it is
+    built-in, its supertypes nearest first, and its structure (see
+    ``DType.structure``), pretty-printed.
+    """
+    kind = "built-in" if is_builtin(d, dtype_cls) else "extension"
+    chain = ", ".join(display_name(c.name, ascii_only) for c in d.supertypes())
+    lines = [
+        f"{display_name(d.name, ascii_only)}  {describe(d, dtype_cls, ascii_only)}",
+        f"  class:      {type(d).__qualname__} ({kind})",
+        f"  supertypes: {chain or '(none)'}",
+        "  structure:",
+    ]
+    text = pprint.pformat(d.structure(), width=76)
+    lines.extend("    " + line for line in text.splitlines())
+    return lines
+
+
+def _as_json(value):
+    if isinstance(value, tuple):
+        return [_as_json(v) for v in value]
+    return value
+
+
+def _print_one(d, as_json, ascii_requested, out):
+    if as_json:
+        record = descriptor_data(d, DType)
+        record["supertypes"] = [c.name for c in d.supertypes()]
+        record["structure"] = _as_json(d.structure())
+        out.write(json.dumps(record, indent=2))
+        out.write("\n")
+        out.flush()
+        return
+    ascii_only = ascii_requested or not _can_encode(out, "".join(_UNICODE.values()))
+    _print_lines(descriptor_detail(d, DType, ascii_only), out)
 
 
 def _print_dot(out):

@@ -1,7 +1,7 @@
 """Public dtype descriptor API of stride-weave.
 
 Everything here is implemented in the C extension ``stride_weave._dtypes``;
-this module re-exports the public names. Run ``python -m stride_weave.dtypes``
+this module re-exports the public names. Run ``python -m stride_weave``
 to print the registered descriptor graph as a tree.
 """
 
@@ -39,4 +39,4 @@ __all__ = [
 if __name__ == "__main__":
     from stride_weave._cli import main
 
-    raise SystemExit(main())
+    raise SystemExit(main(prog="python -m stride_weave.dtypes"))

@@ -64,7 +64,6 @@ int
 sw_category_fill_namespace(sw_state *Py_UNUSED(st), PyObject *ns)
 {
     PyObject *doc = PyUnicode_FromString(
-        "DTypeCategory(name, *, supertype=None)\n\n"
         "A category: a relationship identity that places dtypes in a "
         "supertype hierarchy.  It defines no scalar encoding and no physical "
         "representation.  DType.Any is the root; DType.Floating and "

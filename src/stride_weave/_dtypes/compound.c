@@ -276,8 +276,6 @@ sw_compound_fill_namespace(sw_state *st, PyObject *ns)
         Py_DECREF(obj);
     }
     obj = PyUnicode_FromString(
-        "CompoundDType(name, *, supertype=None, simple_types, "
-        "representation_rules=())\n\n"
         "Abstract base of compound dtypes: a logical value stored in several "
         "simple-dtype planes, constrained by representation rules.  "
         "Subclass it with abstract=False and call super().__init__(...).  "

@@ -645,6 +645,40 @@ sw_descriptor_repr(PyObject *self)
     }
 }
 
+/* str(): the registered name of a finished descriptor; an uninitialized,
+ * unfinished or rejected one reads as its repr, which says so. */
+static PyObject *
+sw_descriptor_str(PyObject *self)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (d->name != NULL && SW_LOAD_FLAG(d->build_state) == SW_FINISHED) {
+        return Py_NewRef(d->name);
+    }
+    return sw_descriptor_repr(self);
+}
+
+/* format(): str(self) formatted as a str with the same spec. */
+static PyObject *
+sw_descriptor_format(PyObject *self, PyObject *spec)
+{
+    PyObject *text, *result;
+
+    if (!PyUnicode_Check(spec)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s.__format__: format_spec must be a str, got %s",
+                     sw_type_short_name(self), Py_TYPE(spec)->tp_name);
+        return NULL;
+    }
+    text = sw_descriptor_str(self);
+    if (text == NULL) {
+        return NULL;
+    }
+    result = PyObject_Format(text, spec);
+    Py_DECREF(text);
+    return result;
+}
+
 /* ---- accessors ------------------------------------------------------------------ */
 
 static PyObject *
@@ -949,6 +983,10 @@ static PyMethodDef sw_base_methods[] = {
                "str, int, float, bool, None, Whole and nested tuples of "
                "those.  Called exactly once, at registration; the result is "
                "part of structure() and of pickle compatibility.")},
+    {"__format__", sw_descriptor_format, METH_O,
+     PyDoc_STR("__format__($self, format_spec, /)\n--\n\n"
+               "Return the registered name formatted like a str with "
+               "format_spec: f\"{DType.Float32:>10}\" is '   Float32'.")},
     {"__reduce__", sw_reduce, METH_NOARGS,
      PyDoc_STR("__reduce__($self, /)\n--\n\n"
                "Pickle as (name, structure); loading returns the receiving "
@@ -1003,6 +1041,7 @@ static PyType_Slot sw_base_slots[] = {
     {Py_tp_getset, sw_sealed_getset},
     {Py_tp_hash, sw_identity_hash},
     {Py_tp_richcompare, sw_identity_richcompare},
+    {Py_tp_str, sw_descriptor_str},
     {Py_tp_members, sw_base_members},
     {0, NULL},
 };

@@ -435,7 +435,6 @@ sw_level_extent_create_type(PyObject *module, sw_state *st)
     bases = PyTuple_Pack(2, impl, st->rule_type);
     ns = Py_BuildValue(
         "{s:s,s:s}", "__module__", "stride_weave._dtypes", "__doc__",
-        "LevelExtent(level, extent)\n\n"
         "The representation rule of one scale level: on adjacent edge "
         "`level`, every `extent` coordinates of level_shapes[level] map onto "
         "one coordinate of level_shapes[level + 1] (Whole: all of them onto "

@@ -21,6 +21,7 @@ static const char *const sw_owned_member_names[] = {
     "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
     "__copy__", "__deepcopy__", "__getattribute__", "__getattr__",
     "__setattr__", "__delattr__", "__new__", "__repr__", "__class__",
+    "__str__", "__format__",
     NULL,
 };
 
@@ -398,7 +399,6 @@ sw_build_graph(PyObject *module, sw_state *st)
         st, "BlockScaledDType", st->block_scaled_init_type,
         st->compound_type, 0, SW_KIND_COMPOUND,
         sw_block_scaled_fill_namespace,
-        "BlockScaledDType(name, *, element, levels)\n\n"
         "A concrete compound dtype whose logical value is the encoded "
         "element times one scale from each level (OCP Microscaling MX "
         "formats, NVFP4).  Its planes are (element, *scales), its rules "

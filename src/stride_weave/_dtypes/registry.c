@@ -157,15 +157,222 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
     return found;
 }
 
-/* Like sw_registry_lookup, but an absent name is a LookupError. */
+/* Suggestions for a name that is not registered.  Only a miss computes
+ * them, after the lookup, from the cached registered() snapshot (taken
+ * under the registry lock by sw_registry_snapshot, read here without it).
+ * Bounded work on a huge registry: the candidates are the first
+ * SW_SUGGEST_HEAD registered names (the built-ins come first) and the
+ * SW_SUGGEST_TAIL most recent ones; names longer than SW_SUGGEST_MAX_LENGTH
+ * are neither matched nor suggested. */
+#define SW_SUGGEST_HEAD 256
+#define SW_SUGGEST_TAIL 4096
+#define SW_SUGGEST_MAX_LENGTH 200
+#define SW_SUGGEST_COUNT 3
+
+/* Case-insensitive equality of two exact str, as str.casefold() compares
+ * them; ASCII pairs (the usual case) are compared here without calling
+ * casefold().  1 if equal, 0 if not, -1 with an exception on error. */
+static int
+sw_same_ignoring_case(PyObject *a, PyObject *folded_a, PyObject *b)
+{
+    PyObject *folded_b;
+    int same;
+
+    if (PyUnicode_IS_ASCII(a) && PyUnicode_IS_ASCII(b)) {
+        Py_ssize_t i, n = PyUnicode_GET_LENGTH(a);
+        const Py_UCS1 *x = PyUnicode_1BYTE_DATA(a), *y = PyUnicode_1BYTE_DATA(b);
+
+        if (PyUnicode_GET_LENGTH(b) != n) {
+            return 0;
+        }
+        for (i = 0; i < n; i++) {
+            if (Py_TOLOWER(x[i]) != Py_TOLOWER(y[i])) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+    /* Exact str: casefold and the comparison run no user code. */
+    folded_b = PyObject_CallMethod(b, "casefold", NULL);
+    if (folded_b == NULL) {
+        return -1;
+    }
+    same = PyUnicode_Compare(folded_a, folded_b) == 0;
+    Py_DECREF(folded_b);
+    return PyErr_Occurred() ? -1 : same;
+}
+
+/* The query's characters, counted in SW_SUGGEST_BUCKETS buckets (code
+ * point modulo the bucket count). */
+#define SW_SUGGEST_BUCKETS 64
+#define SW_SUGGEST_CUTOFF_TENTHS 6   /* difflib's default cutoff, 0.6 */
+
+/* 0 when `candidate` cannot reach difflib's cutoff against the query whose
+ * character counts are `hist` and length `qlen`, else 1.  The test is an
+ * upper bound of difflib's quick_ratio() (characters in common, counted per
+ * bucket, so never fewer than the exact count), which bounds ratio(): a
+ * candidate it rejects is never a close match, so filtering changes no
+ * suggestion, only the work difflib does. */
+static int
+sw_may_be_close(const Py_ssize_t *hist, Py_ssize_t qlen, PyObject *candidate)
+{
+    Py_ssize_t avail[SW_SUGGEST_BUCKETS];
+    Py_ssize_t i, clen = PyUnicode_GET_LENGTH(candidate), common = 0;
+    int kind = PyUnicode_KIND(candidate);
+    const void *data = PyUnicode_DATA(candidate);
+    Py_ssize_t total = qlen + clen;
+
+    if (total == 0) {
+        return 1;
+    }
+    /* real_quick_ratio: 2 * min(len) / total */
+    if (2 * Py_MIN(qlen, clen) * 10 < SW_SUGGEST_CUTOFF_TENTHS * total) {
+        return 0;
+    }
+    memcpy(avail, hist, sizeof(avail));
+    for (i = 0; i < clen; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i) % SW_SUGGEST_BUCKETS;
+        if (avail[c] > 0) {
+            avail[c]--;
+            common++;
+        }
+    }
+    return 2 * common * 10 >= SW_SUGGEST_CUTOFF_TENTHS * total;
+}
+
+/* A new list of up to SW_SUGGEST_COUNT registered names close to the exact
+ * str `name`: those equal to it ignoring case, or else difflib's closest
+ * matches.  NULL with an exception on error. */
+static PyObject *
+sw_registry_close_names(sw_registry *r, PyObject *name)
+{
+    PyObject *all, *candidates = NULL, *folded = NULL, *matches = NULL;
+    PyObject *difflib = NULL;
+    Py_ssize_t hist[SW_SUGGEST_BUCKETS] = {0};
+    Py_ssize_t i, n, qlen = PyUnicode_GET_LENGTH(name);
+
+    all = sw_registry_snapshot(r, NULL);
+    if (all == NULL) {
+        return NULL;
+    }
+    matches = PyList_New(0);
+    candidates = PyList_New(0);
+    if (matches == NULL || candidates == NULL) {
+        goto error;
+    }
+    if (qlen > SW_SUGGEST_MAX_LENGTH) {
+        goto done;
+    }
+    folded = PyObject_CallMethod(name, "casefold", NULL);
+    if (folded == NULL) {
+        goto error;
+    }
+    for (i = 0; i < qlen; i++) {
+        hist[PyUnicode_READ_CHAR(name, i) % SW_SUGGEST_BUCKETS]++;
+    }
+    n = PyTuple_GET_SIZE(all);
+    for (i = 0; i < n; i++) {
+        PyObject *candidate;
+        int same;
+
+        if (i == SW_SUGGEST_HEAD && n - SW_SUGGEST_TAIL > i) {
+            i = n - SW_SUGGEST_TAIL;   /* skip the middle of a huge registry */
+        }
+        candidate = ((sw_descriptor *)PyTuple_GET_ITEM(all, i))->name;
+        if (PyUnicode_GET_LENGTH(candidate) > SW_SUGGEST_MAX_LENGTH) {
+            continue;
+        }
+        same = sw_same_ignoring_case(name, folded, candidate);
+        if (same < 0) {
+            goto error;
+        }
+        if (same) {
+            if (PyList_GET_SIZE(matches) < SW_SUGGEST_COUNT
+                && PyList_Append(matches, candidate) < 0) {
+                goto error;
+            }
+        }
+        else if (PyList_GET_SIZE(matches) == 0
+                 && sw_may_be_close(hist, qlen, candidate)
+                 && PyList_Append(candidates, candidate) < 0) {
+            goto error;
+        }
+    }
+    if (PyList_GET_SIZE(matches) == 0 && PyList_GET_SIZE(candidates) > 0) {
+        difflib = PyImport_ImportModule("difflib");
+        if (difflib == NULL) {
+            goto error;
+        }
+        Py_SETREF(matches, PyObject_CallMethod(difflib, "get_close_matches",
+                                               "OOid", name, candidates,
+                                               SW_SUGGEST_COUNT,
+                                               SW_SUGGEST_CUTOFF_TENTHS / 10.0));
+        if (matches == NULL || !PyList_CheckExact(matches)) {
+            goto error;
+        }
+    }
+    goto done;
+error:
+    Py_CLEAR(matches);
+done:
+    Py_XDECREF(difflib);
+    Py_XDECREF(folded);
+    Py_XDECREF(candidates);
+    Py_DECREF(all);
+    return matches;
+}
+
+/* Set the LookupError of a miss: the name, and close registered names when
+ * there are any ("did you mean 'Float32'?").  A failure while looking for
+ * suggestions (out of memory, difflib unavailable) drops them, never the
+ * LookupError. */
+static void
+sw_registry_set_miss(sw_registry *r, PyObject *name)
+{
+    PyObject *matches = sw_registry_close_names(r, name);
+    Py_ssize_t n;
+
+    if (matches == NULL) {
+        PyErr_Clear();
+        n = 0;
+    }
+    else {
+        n = PyList_GET_SIZE(matches);
+    }
+    if (n == 1) {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R; "
+                     "did you mean %R?", name, PyList_GET_ITEM(matches, 0));
+    }
+    else if (n == 2) {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R; "
+                     "did you mean %R or %R?", name,
+                     PyList_GET_ITEM(matches, 0), PyList_GET_ITEM(matches, 1));
+    }
+    else if (n >= 3) {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R; "
+                     "did you mean %R, %R or %R?", name,
+                     PyList_GET_ITEM(matches, 0), PyList_GET_ITEM(matches, 1),
+                     PyList_GET_ITEM(matches, 2));
+    }
+    else {
+        PyErr_Format(PyExc_LookupError,
+                     "no descriptor is registered under the name %R", name);
+    }
+    Py_XDECREF(matches);
+}
+
+/* Like sw_registry_lookup, but an absent name is a LookupError that
+ * suggests close registered names.  The hit path is the lookup alone. */
 PyObject *
 sw_registry_find(sw_registry *r, PyObject *name)
 {
     PyObject *found = sw_registry_lookup(r, name);
 
     if (found == NULL && !PyErr_Occurred()) {
-        PyErr_Format(PyExc_LookupError,
-                     "no descriptor is registered under the name %R", name);
+        sw_registry_set_miss(r, name);
     }
     return found;
 }

@@ -127,7 +127,6 @@ sw_simple_fill_namespace(sw_state *st, PyObject *ns)
 {
     PyObject *bits = PyDescr_NewGetSet(st->base_type, &sw_simple_bits_def);
     PyObject *doc = PyUnicode_FromString(
-        "SimpleDType(name, *, bits, supertype)\n\n"
         "A simple dtype: one fixed-width scalar encoding beneath a category. "
         "Being simple classifies the encoding; it does not imply that any "
         "carrier can store or execute it.");

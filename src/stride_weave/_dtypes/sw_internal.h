@@ -260,7 +260,7 @@ typedef struct {
 } sw_compound_fields;
 
 /* Kept small: the registry holds every descriptor for the life of the
- * process (issue 5 counts bytes per registered descriptor). */
+ * process (docs/performance.md counts bytes per registered descriptor). */
 typedef struct {
     PyObject_HEAD
     PyObject *name;         /* exact str, set by the kind's __init__ */
