@@ -684,13 +684,47 @@ sw_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
 
 /* ---- construction ---------------------------------------------------------------- */
 
+/* The module a descriptor's pickle names as its origin (pickle.c), a new
+ * exact str or NULL (no error set) when there is none.  A user class's
+ * `__module__`; for a descriptor made by calling a model class directly
+ * (SimpleDType("X", ...)), the module of the calling code, as
+ * collections.namedtuple records it.  Only exact str values are kept:
+ * the receiving process validates the hint before using it. */
 static PyObject *
-sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
+sw_meta_origin_module(sw_state *st, sw_type *t)
+{
+    PyObject *ns, *module;
+
+    if (t->is_model) {
+        ns = PyEval_GetGlobals();   /* borrowed; NULL when called from C */
+    }
+    else {
+        ns = ((PyTypeObject *)t)->tp_dict;
+    }
+    if (ns == NULL || !PyDict_Check(ns)) {
+        return NULL;
+    }
+    module = PyDict_GetItemWithError(ns, t->is_model ? st->str_name
+                                                     : st->str_module);
+    if (module == NULL || !PyUnicode_CheckExact(module)) {
+        PyErr_Clear();   /* only a hint: a lookup failure leaves it out */
+        return NULL;
+    }
+    return Py_NewRef(module);
+}
+
+/* Construct, validate, register and seal a descriptor of `cls` (the
+ * transaction of docs/design.md).  With `ensuring`, a registered
+ * descriptor of the same name and an identical structure is the result
+ * instead of the duplicate-name error (DType.ensure). */
+PyObject *
+sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds, int ensuring)
 {
     sw_type *t = (sw_type *)cls;
     PyTypeObject *tp = (PyTypeObject *)cls;
     sw_descriptor *d;
-    PyObject *obj;
+    PyObject *obj, *existing = NULL;
+    int status;
 
     if (sw_state_check(t->state) < 0) {
         return NULL;
@@ -711,18 +745,32 @@ sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
     }
     d = (sw_descriptor *)obj;
     d->kind = t->kind;
+    d->ensuring = ensuring ? 1 : 0;
+    /* Captured before __init__ runs: the caller's module, not one an
+     * __init__ may switch to. */
+    d->module = sw_meta_origin_module(t->state, t);
     SW_STORE_FLAG(d->build_state, SW_BUILDING);
-    if (tp->tp_init(obj, args, kwds) < 0
-        || sw_descriptor_finalize(t->state, d) < 0) {
+    status = tp->tp_init(obj, args, kwds);
+    if (status == 0) {
+        status = sw_descriptor_finalize(t->state, d, &existing);
+    }
+    if (status != 0) {
         /* Nothing was registered; a reference the __init__ leaked keeps a
-         * rejected, unusable object. */
+         * rejected, unusable object.  (1: ensure() found the identical
+         * registered descriptor, which is the result.) */
         Py_BEGIN_CRITICAL_SECTION(obj);
         SW_STORE_FLAG(d->build_state, SW_REJECTED);
         Py_END_CRITICAL_SECTION();
         Py_DECREF(obj);
-        return NULL;
+        return status == 1 ? existing : NULL;
     }
     return obj;
+}
+
+static PyObject *
+sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    return sw_meta_construct(cls, args, kwds, 0);
 }
 
 /* ---- the metaclass type ---------------------------------------------------------- */

@@ -195,6 +195,9 @@ typedef struct {
     PyTypeObject *symbolic_type;    /* SymbolicBits */
     PyObject *whole;                /* the Whole singleton */
     PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
+    PyObject *import_policy;        /* which modules _reconstruct may import:
+                                       Py_True (any), Py_False (none) or a
+                                       tuple of exact str module prefixes */
     PyObject *owned_names;          /* frozenset: model-owned descriptor members */
     PyObject *level_extent_cache;   /* dict: (level, extent) -> shared rule */
     PyObject *structures;   /* dict: registered structure -> itself, so equal
@@ -208,6 +211,7 @@ typedef struct {
     PyObject *empty_tuple;
     PyObject *str_structure_extension;
     PyObject *str_module;           /* interned "__module__" */
+    PyObject *str_name;             /* interned "__name__" */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
     struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
@@ -255,9 +259,13 @@ typedef struct {
     PyObject *structure;    /* tuple, recorded at finalization */
     PyObject *attrs;        /* user attributes of a subclass (attrs.c) */
     PyObject *weakreflist;
+    PyObject *module;       /* exact str or NULL: the module its pickle names
+                               as where it is defined (pickle.c) */
     unsigned char kind;         /* sw_kind */
     unsigned char initialized;  /* 1: the kind's __init__ ran; 2: it was called */
     unsigned char build_state;  /* sw_build_state */
+    unsigned char ensuring;     /* built by ensure(): an identical registered
+                                   descriptor is the result, not an error */
 } sw_descriptor;
 
 /* The immediately enclosing category (borrowed), or NULL. */
@@ -358,6 +366,8 @@ PyObject *sw_meta_build_class(PyTypeObject *meta, sw_state *st,
                               PyObject *name, PyObject *bases, PyObject *ns,
                               PyObject *kwds, sw_kind kind, int abstract);
 PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
+PyObject *sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds,
+                            int ensuring);
 int sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases,
                               const char *clsname);
 int sw_meta_check_ready(sw_type *t);
@@ -368,7 +378,8 @@ int sw_parse_class_keywords(PyObject *kwds, const char *keyword,
 
 /* descriptor.c */
 PyObject *sw_base_create_type(PyObject *module);
-int sw_descriptor_finalize(sw_state *st, sw_descriptor *d);
+int sw_descriptor_finalize(sw_state *st, sw_descriptor *d,
+                           PyObject **existing);
 int sw_descriptor_check_usable(sw_descriptor *d);
 sw_descriptor *sw_descriptor_of_kind(PyObject *self, sw_kind kind,
                                      int block_scaled, const char *accessor);
@@ -386,6 +397,7 @@ int sw_check_simple_reference(sw_state *st, PyObject *ref,
 int sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
                        const char *funcname);
 PyObject *sw_descriptor_repr(PyObject *self);
+PyObject *sw_descriptor_origin(PyObject *obj);
 int sw_descriptor_bind_methods(PyTypeObject *cls);
 sw_compound_fields *sw_descriptor_compound_fields(sw_descriptor *d);
 
@@ -463,8 +475,11 @@ PyObject *sw_structure_encode_int(PyObject *value);
 PyObject *sw_structure_field(sw_state *st, sw_label label, PyObject *value);
 PyObject *sw_structure_describe_leaf(PyObject *leaf);
 PyObject *sw_structure_diff(PyObject *ours, PyObject *theirs);
+PyObject *sw_structure_diff_as(PyObject *ours, PyObject *theirs,
+                               const char *theirs_label);
 
 /* pickle.c */
 extern PyMethodDef sw_pickle_methods[];
+int sw_pickle_init_policy(sw_state *st);
 
 #endif /* SW_INTERNAL_H */
