@@ -598,7 +598,12 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
                                   name, bases, ns, rest, kind, abstract);
     }
     Py_XDECREF(rest);
-    if (cls != NULL && sw_descriptor_bind_methods((PyTypeObject *)cls) < 0) {
+    /* Only the model's own classes get per-class method descriptors: a
+     * user class's namespace holds what its class statement wrote (and,
+     * with a mixin, the guard of sw_guard_owned_members), so tools that
+     * rebuild a class from its namespace (cloudpickle) can. */
+    if (cls != NULL && ((sw_type *)cls)->is_model
+        && sw_descriptor_bind_methods((PyTypeObject *)cls) < 0) {
         Py_CLEAR(cls);
     }
     if (cls != NULL) {
