@@ -144,11 +144,16 @@ sw_pickle_init_policy(sw_state *st)
     if (text == NULL) {
         return -1;
     }
-    parts = PyUnicode_Split(text, NULL, -1);   /* whitespace, then commas */
+    /* Whitespace is dropped ("a, b" is "a,b"), then split at commas. */
+    parts = PyUnicode_Split(text, NULL, -1);
     if (parts == NULL) {
         goto error;
     }
-    Py_SETREF(text, PyUnicode_Join(NULL, parts));
+    {
+        PyObject *empty = PyUnicode_FromString("");
+        Py_SETREF(text, empty ? PyUnicode_Join(empty, parts) : NULL);
+        Py_XDECREF(empty);
+    }
     Py_CLEAR(parts);
     if (text == NULL) {
         goto error;
