@@ -998,9 +998,8 @@ sw_registered(PyObject *cls, PyObject *Py_UNUSED(ignored))
     return sw_registry_snapshot(&st->registry, (PyTypeObject *)cls);
 }
 
-/* registered() as the class's bound builtin: METH_FASTCALL, because
- * CPython 3.11 specializes calls of fastcall builtins but not of
- * METH_NOARGS ones. */
+/* registered() as a bound builtin: METH_FASTCALL, because CPython 3.11
+ * specializes calls of fastcall builtins but not of METH_NOARGS ones. */
 static PyObject *
 sw_registered_fast(PyObject *cls, PyObject *const *Py_UNUSED(args),
                    Py_ssize_t nargs)
@@ -1011,6 +1010,135 @@ sw_registered_fast(PyObject *cls, PyObject *const *Py_UNUSED(args),
         return NULL;
     }
     return sw_registered(cls, NULL);
+}
+
+/* from_name and registered as plain functions of the class, bound per
+ * class by _ClassBound below. */
+static PyMethodDef sw_bound_class_methods[] = {
+    {"from_name", sw_from_name, METH_O,
+     PyDoc_STR("from_name($cls, name, /)\n--\n\n"
+               "Return the descriptor registered under name.\n\n"
+               "Called on a subclass, the descriptor must also be an "
+               "instance of it.  Raises TypeError for a non-str name and "
+               "LookupError for an unknown name or a kind mismatch.")},
+    {"registered", SW_CFUNC(sw_registered_fast), METH_FASTCALL,
+     PyDoc_STR("registered($cls, /)\n--\n\n"
+               "Return an immutable tuple snapshot of the registered "
+               "descriptors that are instances of this class, in "
+               "registration order.")},
+    {NULL, NULL, 0, NULL},
+};
+
+/* _ClassBound: a classmethod whose bound form is made once per class and
+ * kept on the class (sw_type.bound), so Cls.from_name(...) calls a
+ * builtin without allocating a bound method each time.  It lives in
+ * DType's namespace only: user classes get no entries of their own. */
+typedef struct {
+    PyObject_HEAD
+    int index;              /* into sw_bound_class_methods and sw_type.bound */
+} sw_class_bound;
+
+static PyObject *
+sw_class_bound_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    int index = ((sw_class_bound *)self)->index;
+    PyMethodDef *def = &sw_bound_class_methods[index];
+    PyObject *cls = type != NULL && type != Py_None ? type
+                    : obj != NULL && obj != Py_None ? (PyObject *)Py_TYPE(obj)
+                    : NULL;
+    PyObject *bound;
+
+    if (cls == NULL || !PyType_Check(cls)
+        || !sw_is_descriptor_class((PyTypeObject *)cls)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() must be bound to a descriptor class, got %s",
+                     def->ml_name, cls ? Py_TYPE(cls)->tp_name : "nothing");
+        return NULL;
+    }
+    Py_BEGIN_CRITICAL_SECTION(cls);
+    bound = ((sw_type *)cls)->bound[index];
+    if (bound == NULL) {
+        bound = PyCFunction_NewEx(def, cls, NULL);
+        ((sw_type *)cls)->bound[index] = bound;   /* the class keeps it */
+    }
+    Py_XINCREF(bound);
+    Py_END_CRITICAL_SECTION();
+    return bound;
+}
+
+static PyObject *
+sw_class_bound_getdoc(PyObject *self, void *Py_UNUSED(closure))
+{
+    return PyUnicode_FromString(
+        sw_bound_class_methods[((sw_class_bound *)self)->index].ml_doc);
+}
+
+static PyObject *
+sw_class_bound_getname(PyObject *self, void *Py_UNUSED(closure))
+{
+    return PyUnicode_FromString(
+        sw_bound_class_methods[((sw_class_bound *)self)->index].ml_name);
+}
+
+static PyGetSetDef sw_class_bound_getset[] = {
+    {"__doc__", sw_class_bound_getdoc, NULL, NULL, NULL},
+    {"__name__", sw_class_bound_getname, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static void
+sw_class_bound_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyType_Slot sw_class_bound_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "A classmethod of the descriptor model (from_name, registered).")},
+    {Py_tp_descr_get, sw_class_bound_get},
+    {Py_tp_getset, sw_class_bound_getset},
+    {Py_tp_dealloc, sw_class_bound_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec sw_class_bound_spec = {
+    .name = "stride_weave._dtypes._ClassBound",
+    .basicsize = sizeof(sw_class_bound),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE
+             | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = sw_class_bound_slots,
+};
+
+PyObject *
+sw_class_bound_create_type(PyObject *module)
+{
+    return PyType_FromModuleAndSpec(module, &sw_class_bound_spec, NULL);
+}
+
+static PyObject *
+sw_class_bound_new(sw_state *st, const char *name)
+{
+    sw_class_bound *self;
+    int i;
+
+    for (i = 0; sw_bound_class_methods[i].ml_name != NULL; i++) {
+        if (strcmp(sw_bound_class_methods[i].ml_name, name) == 0) {
+            break;
+        }
+    }
+    if (sw_bound_class_methods[i].ml_name == NULL) {
+        PyErr_Format(PyExc_SystemError, "no class-bound form of %s", name);
+        return NULL;
+    }
+    self = PyObject_New(sw_class_bound, st->class_bound_type);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->index = i;
+    return (PyObject *)self;
 }
 
 /* Cls.ensure(*args, **kwargs): construct as Cls(*args, **kwargs) does, but
@@ -1193,9 +1321,16 @@ sw_dtype_fill_namespace(sw_state *st, PyObject *ns)
         Py_DECREF(descr);
     }
     for (m = sw_base_methods; m->ml_name != NULL; m++) {
-        PyObject *descr = (m->ml_flags & METH_CLASS)
-            ? PyDescr_NewClassMethod(st->base_type, m)
-            : PyDescr_NewMethod(st->base_type, m);
+        PyObject *descr;
+
+        if (m->ml_meth == sw_from_name || m->ml_meth == sw_registered) {
+            descr = sw_class_bound_new(st, m->ml_name);
+        }
+        else {
+            descr = (m->ml_flags & METH_CLASS)
+                ? PyDescr_NewClassMethod(st->base_type, m)
+                : PyDescr_NewMethod(st->base_type, m);
+        }
         if (descr == NULL || PyDict_SetItemString(ns, m->ml_name, descr) < 0) {
             Py_XDECREF(descr);
             return -1;
@@ -1203,37 +1338,6 @@ sw_dtype_fill_namespace(sw_state *st, PyObject *ns)
         Py_DECREF(descr);
     }
     return 0;
-}
-
-/* The definitions of from_name and registered as plain functions of the
- * class (METH_CLASS dropped), for sw_descriptor_bind_methods. */
-static PyMethodDef sw_bound_class_methods[] = {
-    {"from_name", sw_from_name, METH_O,
-     PyDoc_STR("from_name($cls, name, /)\n--\n\n"
-               "Return the descriptor registered under name.\n\n"
-               "Called on a subclass, the descriptor must also be an "
-               "instance of it.  Raises TypeError for a non-str name and "
-               "LookupError for an unknown name or a kind mismatch.")},
-    {"registered", SW_CFUNC(sw_registered_fast), METH_FASTCALL,
-     PyDoc_STR("registered($cls, /)\n--\n\n"
-               "Return an immutable tuple snapshot of the registered "
-               "descriptors that are instances of this class, in "
-               "registration order.")},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyMethodDef *
-sw_bound_class_method_def(PyMethodDef *m)
-{
-    PyMethodDef *p;
-
-    for (p = sw_bound_class_methods; p->ml_name != NULL; p++) {
-        if (strcmp(p->ml_name, m->ml_name) == 0) {
-            return p;
-        }
-    }
-    PyErr_Format(PyExc_SystemError, "no bound form of %s", m->ml_name);
-    return NULL;
 }
 
 /* Give `cls` its own descriptors of the model-owned instance methods.
@@ -1257,18 +1361,11 @@ sw_descriptor_bind_methods(PyTypeObject *cls)
             continue;
         }
         if (m->ml_flags & METH_CLASS) {
-            /* from_name, registered: a builtin already bound to this class
-             * (a classmethod would build a bound method on every
-             * DType.from_name(...) and miss the specialized builtin
-             * calls).  Called on an instance it is still bound to the
-             * class, as a classmethod would be. */
-            PyMethodDef *plain = sw_bound_class_method_def(m);
-            descr = plain ? PyCFunction_NewEx(plain, (PyObject *)cls, NULL)
-                          : NULL;
+            /* from_name, registered: DType's _ClassBound entries bind them
+             * per class; ensure: DType's classmethod. */
+            continue;
         }
-        else {
-            descr = PyDescr_NewMethod(cls, m);
-        }
+        descr = PyDescr_NewMethod(cls, m);
         if (descr == NULL) {
             return -1;
         }

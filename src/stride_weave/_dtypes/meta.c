@@ -784,6 +784,8 @@ static int
 sw_meta_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(((sw_type *)self)->snapshot);
+    Py_VISIT(((sw_type *)self)->bound[0]);
+    Py_VISIT(((sw_type *)self)->bound[1]);
     return PyType_Type.tp_traverse(self, visit, arg);
 }
 
@@ -791,6 +793,8 @@ static int
 sw_meta_clear(PyObject *self)
 {
     Py_CLEAR(((sw_type *)self)->snapshot);
+    Py_CLEAR(((sw_type *)self)->bound[0]);
+    Py_CLEAR(((sw_type *)self)->bound[1]);
     return PyType_Type.tp_clear(self);
 }
 
@@ -801,6 +805,8 @@ sw_meta_dealloc(PyObject *self)
     PyGetSetDef *slot_defs = ((sw_type *)self)->slot_defs;
 
     Py_CLEAR(((sw_type *)self)->snapshot);
+    Py_CLEAR(((sw_type *)self)->bound[0]);
+    Py_CLEAR(((sw_type *)self)->bound[1]);
     PyType_Type.tp_dealloc(self);
     /* The getsets pointing into slot_defs held the class: they are gone. */
     PyMem_Free(slot_defs);

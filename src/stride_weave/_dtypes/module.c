@@ -349,6 +349,10 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (st->base_type == NULL) {
         return -1;
     }
+    st->class_bound_type = (PyTypeObject *)sw_class_bound_create_type(module);
+    if (st->class_bound_type == NULL) {
+        return -1;
+    }
     if (sw_whole_create(module, st) < 0 || sw_rule_create_types(module, st) < 0) {
         return -1;
     }
@@ -530,6 +534,7 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     }
     Py_VISIT(st->meta_type);
     Py_VISIT(st->base_type);
+    Py_VISIT(st->class_bound_type);
     Py_VISIT(st->dtype_type);
     Py_VISIT(st->category_type);
     Py_VISIT(st->simple_type);
@@ -604,6 +609,7 @@ sw_clear(PyObject *module)
     Py_CLEAR(st->rule_base_type);
     Py_CLEAR(st->rule_meta_type);
     Py_CLEAR(st->base_type);
+    Py_CLEAR(st->class_bound_type);
     Py_CLEAR(st->meta_type);
     return 0;
 }

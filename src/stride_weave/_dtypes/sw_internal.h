@@ -177,6 +177,7 @@ struct SW_DTypes_CAPI;   /* the public C API table (capi.c) */
 typedef struct {
     PyTypeObject *meta_type;        /* DTypeMeta */
     PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
+    PyTypeObject *class_bound_type; /* _ClassBound: from_name, registered */
     PyTypeObject *dtype_type;       /* DType */
     PyTypeObject *category_type;    /* DTypeCategory */
     PyTypeObject *simple_type;      /* SimpleDType */
@@ -233,6 +234,8 @@ typedef struct {
                                subclass it */
     PyObject *snapshot;     /* cached registered() result for this class */
     uint64_t snapshot_version;
+    PyObject *bound[2];     /* from_name and registered bound to this class,
+                               made on first use (descriptor.c) */
     PyGetSetDef *slot_defs; /* owned: the sealed __slots__ accessors */
 } sw_type;
 
@@ -378,6 +381,7 @@ int sw_parse_class_keywords(PyObject *kwds, const char *keyword,
 
 /* descriptor.c */
 PyObject *sw_base_create_type(PyObject *module);
+PyObject *sw_class_bound_create_type(PyObject *module);
 int sw_descriptor_finalize(sw_state *st, sw_descriptor *d,
                            PyObject **existing);
 int sw_descriptor_check_usable(sw_descriptor *d);
