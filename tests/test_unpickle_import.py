@@ -541,3 +541,73 @@ def test_cloudpickle_by_reference(ext):
                            "describe": describe(tagged)}}))
     """)
     assert report == {"same": True, "describe": ["AI_Tagged", 8]}
+
+
+# --------------------------------------------------------------------------
+# hostile: what the imported module, or a caller of the C entry points, does
+# --------------------------------------------------------------------------
+
+def test_a_module_that_registers_a_different_structure_on_import(tmp_path, monkeypatch):
+    modname = f"sw_other_def_{os.getpid()}_{unique_name('m')}".lower()
+    name = unique_name("OtherDef")
+    (tmp_path / f"{modname}.py").write_text(textwrap.dedent(f"""
+        from stride_weave.dtypes import DType, SimpleDType
+        SimpleDType({name!r}, bits=32, supertype=DType.Floating)
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    pickled = SimpleDType(unique_name("Shape"), bits=16, supertype=DType.Floating)
+    with pytest.raises(ValueError, match=r"at SimpleDType\.bits: registered 32 "
+                                         r"\(int\), pickle has 16 \(int\)"):
+        _dtypes._reconstruct(name, pickled.structure(), modname)
+    assert DType.from_name(name).bits == 32
+    sys.modules.pop(modname, None)
+
+
+def test_a_module_that_turns_imports_off_and_unpickles_while_imported(
+        tmp_path, monkeypatch, policy):
+    modname = f"sw_reenter_{os.getpid()}_{unique_name('m')}".lower()
+    (tmp_path / f"{modname}.py").write_text(textwrap.dedent("""
+        from stride_weave import _dtypes
+        _dtypes.set_unpickle_imports(False)
+        try:
+            _dtypes._reconstruct("SW_Never_Registered", (), __name__)
+        except LookupError as exc:
+            SEEN = str(exc)
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with refused(LookupError, match="also after importing its module"):
+        _dtypes._reconstruct(unique_name("Reenter"), (), modname)
+    assert "importing on unpickle is turned off" in sys.modules[modname].SEEN
+    assert _dtypes.unpickle_imports() is False
+    sys.modules.pop(modname, None)
+
+
+def test_ensure_reentered_from_init_returns_the_inner_registration():
+    name = unique_name("Inner")
+
+    class Reentrant(SimpleDType, abstract=False):
+        inner = None
+
+        def __init__(self, name, depth=0):
+            if depth == 0:
+                Reentrant.inner = Reentrant.ensure(name, depth=1)
+            super().__init__(name, bits=16, supertype=DType.Floating)
+
+    outer = Reentrant.ensure(name)
+    assert outer is Reentrant.inner is DType.from_name(name)
+
+
+def test_the_class_bound_descriptor_checks_what_it_is_bound_to():
+    descr = DType.__dict__["from_name"]
+    with pytest.raises(TypeError, match=r"from_name\(\) must be bound to a "
+                                        r"descriptor class, got type"):
+        descr.__get__(None, int)
+    with pytest.raises(TypeError, match=r"__get__\(None, None\) is invalid"):
+        descr.__get__(None)
+    with pytest.raises(TypeError):
+        type(descr)()
+    # bound through an instance: its class, as a classmethod would
+    assert descr.__get__(DType.Float32)("Float32") is DType.Float32
+    assert DType.Float32.registered is SimpleDType.registered
+    assert DType.__dict__["registered"].__get__(None, SimpleDType)() == \
+        SimpleDType.registered()
