@@ -1,11 +1,12 @@
 """Descriptors through a real dask.distributed cluster (docs/processes.md).
 
 One module-scoped LocalCluster: two worker processes on 127.0.0.1 (ports
-chosen by the system), one thread each, no dashboard; every wait is bounded
+chosen by the system, dashboards included), one thread each; every wait is bounded
 and the cluster is always closed.  The workers can import ``_autoimport_ext``
 (tests/ is on their sys.path) but nothing imports it for them: descriptors
 of that module reach them through the module hint of their pickle.
 """
+import contextlib
 import pickle
 import sys
 import textwrap
@@ -32,11 +33,12 @@ def names_of(mapping):
     return sorted((k.name, v.name) for k, v in mapping.items())
 
 
-@pytest.fixture(scope="module")
-def client():
+@contextlib.contextmanager
+def local_cluster_client():
+    """A client of a new two-process LocalCluster, closed on exit."""
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True,
-        host="127.0.0.1", dashboard_address=None, worker_dashboard_address=None,
+        host="127.0.0.1", dashboard_address=":0", worker_dashboard_address=":0",
     )
     try:
         with distributed.Client(cluster, timeout=TIMEOUT) as c:
@@ -44,6 +46,12 @@ def client():
             yield c
     finally:
         cluster.close(timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster_client() as c:
+        yield c
 
 
 def test_workers_have_not_imported_the_extension(client):
@@ -162,20 +170,12 @@ def test_a_payload_no_worker_can_load_is_a_client_error_not_a_hang(
     the object (a function of a module the worker cannot import does the
     same).  The client gets KilledWorker (no retries here), never a hang.
     A cluster of its own: this one loses its workers."""
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        cluster = distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True,
-            host="127.0.0.1", dashboard_address=None, worker_dashboard_address=None,
-        )
-        try:
-            with distributed.Client(cluster, timeout=TIMEOUT) as c:
-                c.wait_for_workers(2, timeout=TIMEOUT)
-                client_only_module = _client_only_module(tmp_path, monkeypatch)
-                future = c.submit(echo, client_only_module.ONLY_HERE, pure=False)
-                with pytest.raises(distributed.KilledWorker):
-                    future.result(timeout=TIMEOUT)
-                future = c.submit(client_only_module.plain_function, 1, pure=False)
-                with pytest.raises(distributed.KilledWorker):
-                    future.result(timeout=TIMEOUT)
-        finally:
-            cluster.close(timeout=TIMEOUT)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            local_cluster_client() as c:
+        client_only_module = _client_only_module(tmp_path, monkeypatch)
+        future = c.submit(echo, client_only_module.ONLY_HERE, pure=False)
+        with pytest.raises(distributed.KilledWorker):
+            future.result(timeout=TIMEOUT)
+        future = c.submit(client_only_module.plain_function, 1, pure=False)
+        with pytest.raises(distributed.KilledWorker):
+            future.result(timeout=TIMEOUT)
