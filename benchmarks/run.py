@@ -239,13 +239,25 @@ def build_benches():
     class Plain:
         x = 1
 
+    # Instances of user subclasses: their classes inherit the model's
+    # methods (no per-class method descriptors), and one without __slots__
+    # reads its own attributes through the class's own getattr.
+    class UserSlots(S, abstract=False):
+        __slots__ = ()
+
+    class UserPlain(S, abstract=False):
+        pass
+
+    us = UserSlots.ensure("BenchUserSlots", bits=16, supertype=D.Floating)
+    up = UserPlain.ensure("BenchUserPlain", bits=16, supertype=D.Floating)
+
     ns = dict(
         D=D, S=S, f=f, i8=i8, fl=fl, any_=any_, nv=nvfp4,
         fn=D.from_name, sfn=S.from_name, reg=D.registered, sreg=S.registered,
         k="Float32", m="NoSuchDType", mc="float32",
         get={n: d for n, d in zip(names, builtins_)}.get,
         d={n: d for n, d in zip(names, builtins_)},
-        x=1, C=Plain, o=object(),
+        x=1, C=Plain, o=object(), us=us, up=up,
         do={object(): 0 for _ in range(13)},
         dk={b: j for j, b in enumerate(builtins_)},
         dumps=dumps, loads=loads, deepcopy=deepcopy,
@@ -308,6 +320,10 @@ def build_benches():
     if ns["reconstruct"] is not None:
         add("ref.reconstruct", "_reconstruct(name, structure) called directly",
             "reconstruct(k, fstruct)", group="reference")
+    add("ref.user_slots_method", "is_subtype_of(Any) of a user subclass with "
+        "__slots__ = ()", "us.is_subtype_of(any_)", group="reference")
+    add("ref.user_method", "is_subtype_of(Any) of a user subclass without "
+        "__slots__", "up.is_subtype_of(any_)", group="reference")
 
     # stride-weave, with their Enum counterparts
     sw = "stride-weave"

@@ -446,7 +446,7 @@ def test_hostile_objects_trip_when_armed():
 
 
 @pytest.mark.parametrize("args", [
-    (), ("Float32",), ("Float32", (), None), ("a", "b", "c", "d"),
+    (), ("Float32",), ("Float32", (), None, None), ("a", "b", "c", "d", "e"),
 ])
 def test_reconstruct_wrong_argument_count_is_type_error(args):
     with registry_unchanged(), pytest.raises(TypeError):

@@ -442,7 +442,36 @@ def op_refused_fresh_names():
     _expect(LookupError, DType.from_name, name)
 
 
+def op_module_hints_and_ensure():
+    rec = _dtypes._reconstruct
+    for hint in ("a b", ".rel", "__main__", "__main__.x", "no_such_module_sw13",
+                 "json", "json.no_such_sub", "_autoimport_raises"):
+        _expect(LookupError, rec, UNKNOWN_NAME, _S32, hint)
+    _expect(TypeError, rec, UNKNOWN_NAME, _S32, 5)
+    _expect(TypeError, rec, "Float32", _S32, None, None)
+    assert rec(EXT_TAGGED.name, EXT_TAGGED.structure(), "no_such_module_sw13") is EXT_TAGGED
+    previous = _dtypes.set_unpickle_imports(("json", "mylib.sub"))
+    _expect(LookupError, rec, UNKNOWN_NAME, _S32, "other")
+    _dtypes.set_unpickle_imports(False)
+    _expect(LookupError, rec, UNKNOWN_NAME, _S32, "json")
+    _expect(TypeError, _dtypes.set_unpickle_imports, "json")
+    _expect(ValueError, _dtypes.set_unpickle_imports, ["a..b"])
+    _dtypes.set_unpickle_imports(previous)
+    assert _dtypes.unpickle_imports() is previous
+    assert SimpleDType.ensure(EXT_SIMPLE.name, bits=EXT_SIMPLE.bits,
+                              supertype=EXT_SIMPLE.supertype) is EXT_SIMPLE
+    _expect(ValueError, SimpleDType.ensure, EXT_SIMPLE.name, bits=EXT_SIMPLE.bits + 8,
+            supertype=EXT_SIMPLE.supertype)
+    _expect(ValueError, SimpleDType, EXT_SIMPLE.name, bits=EXT_SIMPLE.bits,
+            supertype=EXT_SIMPLE.supertype)
+    _expect(ValueError, Tagged, EXT_TAGGED.name, bits=8, supertype=DType.Floating)
+    assert Tagged.from_name(EXT_TAGGED.name) is EXT_TAGGED
+    assert EXT_TAGGED in Tagged.registered()
+    assert EXT_TAGGED.__reduce__()[1][2] == __name__
+
+
 GROUPS = {
+    "module_hints_and_ensure": op_module_hints_and_ensure,
     "construction_failures": op_construction_failures,
     "refused_fresh_names": op_refused_fresh_names,
     "lookups": op_lookups,

@@ -170,6 +170,15 @@ def test_round_trip_of_a_freshly_registered_simple_extension():
 # What a pickle records
 # --------------------------------------------------------------------------
 
+def _defining_module(d):
+    """The module a descriptor's pickle names: its class's module, or (a
+    model class called directly) the module of the calling code."""
+    cls = type(d)
+    if cls.__module__ == "stride_weave._dtypes":
+        return "_child_defs"
+    return cls.__module__
+
+
 def _all_descriptors(ext):
     return [_builtin(n) for n in BUILTIN_NAMES] + [ext[k] for k in KINDS]
 
@@ -180,10 +189,16 @@ def test_reduce_is_reconstructor_with_name_and_structure(family):
         r = d.__reduce__()
         assert type(r) is tuple and len(r) == 2, (d, r)
         assert r[0] is _dtypes._reconstruct, (d, r)
-        assert type(r[1]) is tuple and len(r[1]) == 2, (d, r)
-        name, structure = r[1]
+        # Built-ins: (name, structure); extensions also name the module
+        # that defined them (the receiver imports it when the name is
+        # unknown there).
+        builtin = d.name in BUILTIN_NAMES
+        assert type(r[1]) is tuple and len(r[1]) == (2 if builtin else 3), (d, r)
+        name, structure = r[1][:2]
         assert type(name) is str and name == d.name
         assert structure == d.structure()
+        if not builtin:
+            assert type(r[1][2]) is str and r[1][2] == _defining_module(d), (d, r)
 
 
 def test_reduce_ex_agrees_with_reduce_for_every_protocol(family):
@@ -192,7 +207,8 @@ def test_reduce_ex_agrees_with_reduce_for_every_protocol(family):
         for protocol in PROTOCOLS:
             r = d.__reduce_ex__(protocol)
             assert r[0] is _dtypes._reconstruct
-            assert r[1] == (d.name, d.structure())
+            assert r[1] == d.__reduce__()[1]
+            assert r[1][:2] == (d.name, d.structure())
 
 
 def test_reconstructor_lives_at_permanent_module_path():
@@ -597,8 +613,12 @@ def test_wrong_argument_count_raises_type_error():
         rec()
     with pytest.raises(TypeError):
         rec("Float32")
-    with pytest.raises(TypeError):
-        rec("Float32", _s32(), None)
+    with pytest.raises(TypeError, match=r"takes 2 or 3 arguments"):
+        rec("Float32", _s32(), None, None)
+    # The third argument is the optional module hint: a str or None.
+    assert rec("Float32", _s32(), None) is DType.Float32
+    with pytest.raises(TypeError, match=r"module of 'Float32' must be a str or None, got int"):
+        rec("Float32", _s32(), 5)
 
 
 # --------------------------------------------------------------------------

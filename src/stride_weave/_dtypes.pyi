@@ -19,7 +19,13 @@ from stride_weave._typing import (
     StructureExtension,
 )
 
-_Reduced = tuple[Callable[[str, Structure], DType], tuple[str, Structure]]
+# (reconstructor, (name, structure)) for built-ins, (reconstructor, (name,
+# structure, module)) for extensions: module is where the receiving process
+# may import the definition from (docs/pickling.md).
+_Reduced = (
+    tuple[Callable[[str, Structure], DType], tuple[str, Structure]]
+    | tuple[Callable[[str, Structure, str | None], DType], tuple[str, Structure, str]]
+)
 
 @final
 class DTypeMeta(type):
@@ -93,6 +99,10 @@ class DType(metaclass=DTypeMeta):
     def registered(cls) -> tuple[Self, ...]: ...
     # str() is the registered name; format() formats it like a str.
     def __format__(self, format_spec: str, /) -> str: ...
+    # The constructor's arguments (they differ per class, and a subclass's
+    # __init__ defines its own), hence `object`.
+    @classmethod
+    def ensure(cls, *args: object, **kwargs: object) -> Self: ...
     def __reduce__(self) -> _Reduced: ...
     def __reduce_ex__(self, protocol: SupportsIndex, /) -> _Reduced: ...
     def __copy__(self) -> Self: ...
@@ -241,4 +251,8 @@ class SymbolicBits:
 # <stride_weave/dtypes.h> (docs/c-api.md); not for Python code.
 _C_API: object
 
-def _reconstruct(name: str, structure: Structure, /) -> DType: ...
+def _reconstruct(
+    name: str, structure: Structure, module: str | None = None, /
+) -> DType: ...
+def unpickle_imports() -> bool | tuple[str, ...]: ...
+def set_unpickle_imports(allow: bool | Iterable[str], /) -> bool | tuple[str, ...]: ...

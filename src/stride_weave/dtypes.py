@@ -17,6 +17,8 @@ from stride_weave._dtypes import (
     SymbolicBits,
     Whole,
     WholeExtent,
+    set_unpickle_imports,
+    unpickle_imports,
 )
 from stride_weave._typing import RepresentationValidationContext
 
@@ -32,6 +34,9 @@ __all__ = [
     "Whole",
     "WholeExtent",
     "SymbolicBits",
+    # Which modules unpickling a descriptor may import (docs/pickling.md).
+    "set_unpickle_imports",
+    "unpickle_imports",
     # A typing.Protocol: the context RepresentationRule.validate() receives.
     "RepresentationValidationContext",
 ]

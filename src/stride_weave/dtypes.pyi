@@ -12,6 +12,8 @@ from stride_weave._dtypes import (
     SymbolicBits as SymbolicBits,
     Whole as Whole,
     WholeExtent as WholeExtent,
+    set_unpickle_imports as set_unpickle_imports,
+    unpickle_imports as unpickle_imports,
 )
 from stride_weave._typing import (
     RepresentationValidationContext as RepresentationValidationContext,
@@ -30,4 +32,6 @@ __all__ = [
     "WholeExtent",
     "SymbolicBits",
     "RepresentationValidationContext",
+    "set_unpickle_imports",
+    "unpickle_imports",
 ]

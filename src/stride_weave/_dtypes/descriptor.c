@@ -324,6 +324,74 @@ sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
     return sw_check_reference(st, supertype, "supertype", funcname);
 }
 
+/* Who registered `obj` (a descriptor), for duplicate-name errors, as a
+ * new str: "mylib.formats.Float16Class" for an instance of a user class,
+ * "SimpleDType in module 'mylib'" for a model class called directly, "a
+ * built-in SimpleDType" for the built-in graph.  Read from the heap type's
+ * fields without running any code: a `__module__` that is not a str is
+ * left out. */
+PyObject *
+sw_descriptor_origin(PyObject *obj)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    sw_descriptor *d = (sw_descriptor *)obj;
+    PyObject *qualname = NULL, *module = NULL, *key;
+
+    if (sw_is_descriptor_class(tp) && ((sw_type *)tp)->is_model) {
+        if (d->module == NULL) {
+            return PyUnicode_FromFormat("a built-in %s", _PyType_Name(tp));
+        }
+        return PyUnicode_FromFormat("%s in module %R", _PyType_Name(tp),
+                                    d->module);
+    }
+    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+        qualname = ((PyHeapTypeObject *)tp)->ht_qualname;   /* borrowed */
+    }
+    key = PyUnicode_InternFromString("__module__");
+    if (key == NULL) {
+        return NULL;
+    }
+    /* borrowed (the class holds it); no code runs before it is formatted */
+    module = PyDict_GetItemWithError(tp->tp_dict, key);
+    Py_DECREF(key);
+    if (module == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (qualname == NULL || !PyUnicode_Check(qualname)) {
+        return PyUnicode_FromString(_PyType_Name(tp));
+    }
+    if (module == NULL || !PyUnicode_Check(module)) {
+        return PyUnicode_FromFormat("%U", qualname);
+    }
+    return PyUnicode_FromFormat("%U.%U", module, qualname);
+}
+
+/* ValueError: `name` is registered already, naming the class (and its
+ * module) of the descriptor that holds it. */
+static void
+sw_duplicate_name_error(sw_state *st, sw_descriptor *d, PyObject *name)
+{
+    PyObject *owner, *origin;
+
+    owner = sw_registry_lookup(&st->registry, name);
+    if (owner == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_ValueError, "%s: name %R is already registered",
+                         _PyType_Name(Py_TYPE(d)), name);
+        }
+        return;
+    }
+    origin = sw_descriptor_origin(owner);
+    Py_DECREF(owner);
+    if (origin == NULL) {
+        return;
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "%s: name %R is already registered by %U",
+                 _PyType_Name(Py_TYPE(d)), name, origin);
+    Py_DECREF(origin);
+}
+
 /* Set the fields every kind has: name (exact str), supertype and the
  * supertypes() chain.  Also refuses an already registered name early, so
  * user code after super().__init__ does not run for a doomed descriptor
@@ -367,10 +435,10 @@ sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
     if (taken < 0) {
         return -1;
     }
-    if (taken) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: name %R is already registered", _PyType_Name(Py_TYPE(d)),
-                     name);
+    /* ensure() compares the finished structure with the registered one
+     * at registration instead. */
+    if (taken && !d->ensuring) {
+        sw_duplicate_name_error(st, d, name);
         return -1;
     }
     if (supertype == Py_None) {
@@ -390,8 +458,54 @@ sw_descriptor_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
 
 /* ---- finalization: the end of the construction transaction --------------- */
 
+/* ensure(): d->name is taken.  The registered descriptor is the result
+ * when its structure equals d's; otherwise ValueError naming the first
+ * difference.  Registered descriptors are never removed or changed, so
+ * the comparison after the registry's atomic refusal sees the winner. */
+static int
+sw_descriptor_ensure_existing(sw_state *st, sw_descriptor *d,
+                              PyObject **existing_out)
+{
+    PyObject *owner, *diff, *origin;
+
+    owner = sw_registry_lookup(&st->registry, d->name);
+    if (owner == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_SystemError, "%R was taken and is not registered",
+                         d->name);
+        }
+        return -1;
+    }
+    diff = sw_structure_diff_as(((sw_descriptor *)owner)->structure,
+                                d->structure, "this definition");
+    if (diff == NULL) {
+        Py_DECREF(owner);
+        return -1;
+    }
+    if (diff == Py_None) {
+        Py_DECREF(diff);
+        *existing_out = owner;
+        return 0;
+    }
+    origin = sw_descriptor_origin(owner);
+    if (origin != NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s.ensure(): name %R is already registered by %U with "
+                     "a different structure %U; nothing was registered",
+                     _PyType_Name(Py_TYPE(d)), d->name, origin, diff);
+        Py_DECREF(origin);
+    }
+    Py_DECREF(diff);
+    Py_DECREF(owner);
+    return -1;
+}
+
+/* Returns 0 when `d` was registered.  For a descriptor built by ensure()
+ * whose name is registered with an identical structure, returns 1 with
+ * *existing a new reference to the registered descriptor (d is not
+ * registered).  -1 with an exception otherwise. */
 int
-sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
+sw_descriptor_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
 {
     PyObject *contract = NULL, *ext = NULL, *encoded = NULL;
     PyObject *field = NULL, *structure = NULL, *existing = NULL;
@@ -469,9 +583,18 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d)
         goto error;
     }
     if (status == 1) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: name %R is already registered",
-                     _PyType_Name(Py_TYPE(d)), d->name);
+        if (d->ensuring) {
+            status = sw_descriptor_ensure_existing(st, d, existing_out);
+            if (status < 0) {
+                goto error;
+            }
+            Py_DECREF(contract);
+            Py_DECREF(ext);
+            Py_DECREF(encoded);
+            Py_DECREF(field);
+            return 1;
+        }
+        sw_duplicate_name_error(st, d, d->name);
         goto error;
     }
     if (status == 2) {
@@ -536,6 +659,7 @@ sw_base_traverse(PyObject *self, visitproc visit, void *arg)
         Py_VISIT(d->compound->bits_per_element);
     }
     Py_VISIT(d->structure);
+    Py_VISIT(d->module);
     return sw_attrs_traverse(d->attrs,
                              SW_LOAD_FLAG(d->build_state) == SW_FINISHED,
                              visit, arg);
@@ -558,6 +682,7 @@ sw_base_clear(PyObject *self)
         Py_CLEAR(c->bits_per_element);
     }
     Py_CLEAR(d->structure);
+    Py_CLEAR(d->module);
     Py_CLEAR(d->attrs);
     return 0;
 }
@@ -797,6 +922,12 @@ sw_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
         || sw_descriptor_check_finished(d, "pickling") < 0) {
         return NULL;
     }
+    /* The module hint is read by the receiving process only when the name
+     * is not registered there (pickle.c); built-ins have none. */
+    if (d->module != NULL) {
+        return Py_BuildValue("O(OOO)", st->reconstruct, d->name,
+                             d->structure, d->module);
+    }
     return Py_BuildValue("O(OO)", st->reconstruct, d->name, d->structure);
 }
 
@@ -902,9 +1033,8 @@ sw_registered(PyObject *cls, PyObject *Py_UNUSED(ignored))
     return sw_registry_snapshot(&st->registry, (PyTypeObject *)cls);
 }
 
-/* registered() as the class's bound builtin: METH_FASTCALL, because
- * CPython 3.11 specializes calls of fastcall builtins but not of
- * METH_NOARGS ones. */
+/* registered() as a bound builtin: METH_FASTCALL, because CPython 3.11
+ * specializes calls of fastcall builtins but not of METH_NOARGS ones. */
 static PyObject *
 sw_registered_fast(PyObject *cls, PyObject *const *Py_UNUSED(args),
                    Py_ssize_t nargs)
@@ -915,6 +1045,150 @@ sw_registered_fast(PyObject *cls, PyObject *const *Py_UNUSED(args),
         return NULL;
     }
     return sw_registered(cls, NULL);
+}
+
+/* from_name and registered as plain functions of the class, bound per
+ * class by _ClassBound below. */
+static PyMethodDef sw_bound_class_methods[] = {
+    {"from_name", sw_from_name, METH_O,
+     PyDoc_STR("from_name($cls, name, /)\n--\n\n"
+               "Return the descriptor registered under name.\n\n"
+               "Called on a subclass, the descriptor must also be an "
+               "instance of it.  Raises TypeError for a non-str name and "
+               "LookupError for an unknown name or a kind mismatch.")},
+    {"registered", SW_CFUNC(sw_registered_fast), METH_FASTCALL,
+     PyDoc_STR("registered($cls, /)\n--\n\n"
+               "Return an immutable tuple snapshot of the registered "
+               "descriptors that are instances of this class, in "
+               "registration order.")},
+    {NULL, NULL, 0, NULL},
+};
+
+/* _ClassBound: a classmethod whose bound form is made once per class and
+ * kept on the class (sw_type.bound), so Cls.from_name(...) calls a
+ * builtin without allocating a bound method each time.  It lives in
+ * DType's namespace only: user classes get no entries of their own. */
+typedef struct {
+    PyObject_HEAD
+    int index;              /* into sw_bound_class_methods and sw_type.bound */
+} sw_class_bound;
+
+static PyObject *
+sw_class_bound_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    int index = ((sw_class_bound *)self)->index;
+    PyMethodDef *def = &sw_bound_class_methods[index];
+    PyObject *cls = type != NULL && type != Py_None ? type
+                    : obj != NULL && obj != Py_None ? (PyObject *)Py_TYPE(obj)
+                    : NULL;
+    PyObject *bound;
+
+    if (cls == NULL || !PyType_Check(cls)
+        || !sw_is_descriptor_class((PyTypeObject *)cls)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() must be bound to a descriptor class, got %s",
+                     def->ml_name, cls ? Py_TYPE(cls)->tp_name : "nothing");
+        return NULL;
+    }
+    Py_BEGIN_CRITICAL_SECTION(cls);
+    bound = ((sw_type *)cls)->bound[index];
+    if (bound == NULL) {
+        bound = PyCFunction_NewEx(def, cls, NULL);
+        ((sw_type *)cls)->bound[index] = bound;   /* the class keeps it */
+    }
+    Py_XINCREF(bound);
+    Py_END_CRITICAL_SECTION();
+    return bound;
+}
+
+static PyObject *
+sw_class_bound_getdoc(PyObject *self, void *Py_UNUSED(closure))
+{
+    return PyUnicode_FromString(
+        sw_bound_class_methods[((sw_class_bound *)self)->index].ml_doc);
+}
+
+static PyObject *
+sw_class_bound_getname(PyObject *self, void *Py_UNUSED(closure))
+{
+    return PyUnicode_FromString(
+        sw_bound_class_methods[((sw_class_bound *)self)->index].ml_name);
+}
+
+static PyGetSetDef sw_class_bound_getset[] = {
+    {"__doc__", sw_class_bound_getdoc, NULL, NULL, NULL},
+    {"__name__", sw_class_bound_getname, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static void
+sw_class_bound_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyType_Slot sw_class_bound_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "A classmethod of the descriptor model (from_name, registered).")},
+    {Py_tp_descr_get, sw_class_bound_get},
+    {Py_tp_getset, sw_class_bound_getset},
+    {Py_tp_dealloc, sw_class_bound_dealloc},
+    {0, NULL},
+};
+
+static PyType_Spec sw_class_bound_spec = {
+    .name = "stride_weave._dtypes._ClassBound",
+    .basicsize = sizeof(sw_class_bound),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE
+             | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = sw_class_bound_slots,
+};
+
+PyObject *
+sw_class_bound_create_type(PyObject *module)
+{
+    return PyType_FromModuleAndSpec(module, &sw_class_bound_spec, NULL);
+}
+
+static PyObject *
+sw_class_bound_new(sw_state *st, const char *name)
+{
+    sw_class_bound *self;
+    int i;
+
+    for (i = 0; sw_bound_class_methods[i].ml_name != NULL; i++) {
+        if (strcmp(sw_bound_class_methods[i].ml_name, name) == 0) {
+            break;
+        }
+    }
+    if (sw_bound_class_methods[i].ml_name == NULL) {
+        PyErr_Format(PyExc_SystemError, "no class-bound form of %s", name);
+        return NULL;
+    }
+    self = PyObject_New(sw_class_bound, st->class_bound_type);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->index = i;
+    return (PyObject *)self;
+}
+
+/* Cls.ensure(*args, **kwargs): construct as Cls(*args, **kwargs) does, but
+ * when the name is registered with an identical structure return the
+ * registered descriptor (re-run notebook cells, importlib.reload). */
+static PyObject *
+sw_ensure(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    if (!PyType_Check(cls) || !sw_is_descriptor_class((PyTypeObject *)cls)) {
+        PyErr_Format(PyExc_TypeError,
+                     "ensure() must be called on a descriptor class, got %s",
+                     Py_TYPE(cls)->tp_name);
+        return NULL;
+    }
+    return sw_meta_construct(cls, args, kwds, 1);
 }
 
 /* The model takes one class keyword, `abstract` (consumed by the
@@ -1014,6 +1288,20 @@ static PyMethodDef sw_base_methods[] = {
                "Return an immutable tuple snapshot of the registered "
                "descriptors that are instances of this class, in "
                "registration order.")},
+    {"ensure", SW_CFUNC(sw_ensure), METH_VARARGS | METH_KEYWORDS | METH_CLASS,
+     PyDoc_STR("ensure($cls, /, *args, **kwargs)\n--\n\n"
+               "Construct and register a descriptor as cls(*args, **kwargs) "
+               "does, or return the one already registered under its name "
+               "when its structure is identical.\n\n"
+               "For code that runs more than once in a process (a re-run "
+               "notebook cell, importlib.reload).  The definition is always "
+               "built and compared: a different structure under the same "
+               "name is ValueError naming the first difference; every other "
+               "error is the constructor's.  The check and the registration "
+               "are one step: threads ensuring the same definition all get "
+               "the one registered descriptor.  The result may be an "
+               "instance of an earlier version of cls (the class a reload "
+               "replaced).")},
     {"__init_subclass__", SW_CFUNC(sw_init_subclass),
      METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      PyDoc_STR("__init_subclass__($cls, /)\n--\n\n"
@@ -1073,9 +1361,16 @@ sw_dtype_fill_namespace(sw_state *st, PyObject *ns)
         Py_DECREF(descr);
     }
     for (m = sw_base_methods; m->ml_name != NULL; m++) {
-        PyObject *descr = (m->ml_flags & METH_CLASS)
-            ? PyDescr_NewClassMethod(st->base_type, m)
-            : PyDescr_NewMethod(st->base_type, m);
+        PyObject *descr;
+
+        if (m->ml_meth == sw_from_name || m->ml_meth == sw_registered) {
+            descr = sw_class_bound_new(st, m->ml_name);
+        }
+        else {
+            descr = (m->ml_flags & METH_CLASS)
+                ? PyDescr_NewClassMethod(st->base_type, m)
+                : PyDescr_NewMethod(st->base_type, m);
+        }
         if (descr == NULL || PyDict_SetItemString(ns, m->ml_name, descr) < 0) {
             Py_XDECREF(descr);
             return -1;
@@ -1083,37 +1378,6 @@ sw_dtype_fill_namespace(sw_state *st, PyObject *ns)
         Py_DECREF(descr);
     }
     return 0;
-}
-
-/* The definitions of from_name and registered as plain functions of the
- * class (METH_CLASS dropped), for sw_descriptor_bind_methods. */
-static PyMethodDef sw_bound_class_methods[] = {
-    {"from_name", sw_from_name, METH_O,
-     PyDoc_STR("from_name($cls, name, /)\n--\n\n"
-               "Return the descriptor registered under name.\n\n"
-               "Called on a subclass, the descriptor must also be an "
-               "instance of it.  Raises TypeError for a non-str name and "
-               "LookupError for an unknown name or a kind mismatch.")},
-    {"registered", SW_CFUNC(sw_registered_fast), METH_FASTCALL,
-     PyDoc_STR("registered($cls, /)\n--\n\n"
-               "Return an immutable tuple snapshot of the registered "
-               "descriptors that are instances of this class, in "
-               "registration order.")},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyMethodDef *
-sw_bound_class_method_def(PyMethodDef *m)
-{
-    PyMethodDef *p;
-
-    for (p = sw_bound_class_methods; p->ml_name != NULL; p++) {
-        if (strcmp(p->ml_name, m->ml_name) == 0) {
-            return p;
-        }
-    }
-    PyErr_Format(PyExc_SystemError, "no bound form of %s", m->ml_name);
-    return NULL;
 }
 
 /* Give `cls` its own descriptors of the model-owned instance methods.
@@ -1132,22 +1396,16 @@ sw_descriptor_bind_methods(PyTypeObject *cls)
         int status;
 
         if (m->ml_meth == sw_structure_extension || m->ml_meth == sw_dir
+            || m->ml_meth == SW_CFUNC(sw_ensure)
             || m->ml_meth == (PyCFunction)(void (*)(void))sw_init_subclass) {
             continue;
         }
         if (m->ml_flags & METH_CLASS) {
-            /* from_name, registered: a builtin already bound to this class
-             * (a classmethod would build a bound method on every
-             * DType.from_name(...) and miss the specialized builtin
-             * calls).  Called on an instance it is still bound to the
-             * class, as a classmethod would be. */
-            PyMethodDef *plain = sw_bound_class_method_def(m);
-            descr = plain ? PyCFunction_NewEx(plain, (PyObject *)cls, NULL)
-                          : NULL;
+            /* from_name, registered: DType's _ClassBound entries bind them
+             * per class; ensure: DType's classmethod. */
+            continue;
         }
-        else {
-            descr = PyDescr_NewMethod(cls, m);
-        }
+        descr = PyDescr_NewMethod(cls, m);
         if (descr == NULL) {
             return -1;
         }

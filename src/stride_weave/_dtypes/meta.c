@@ -639,7 +639,12 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
                                   name, bases, ns, rest, kind, abstract);
     }
     Py_XDECREF(rest);
-    if (cls != NULL && sw_descriptor_bind_methods((PyTypeObject *)cls) < 0) {
+    /* Only the model's own classes get per-class method descriptors: a
+     * user class's namespace holds what its class statement wrote (and,
+     * with a mixin, the guard of sw_guard_owned_members), so tools that
+     * rebuild a class from its namespace (cloudpickle) can. */
+    if (cls != NULL && ((sw_type *)cls)->is_model
+        && sw_descriptor_bind_methods((PyTypeObject *)cls) < 0) {
         Py_CLEAR(cls);
     }
     if (cls != NULL) {
@@ -725,13 +730,47 @@ sw_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
 
 /* ---- construction ---------------------------------------------------------------- */
 
+/* The module a descriptor's pickle names as its origin (pickle.c), a new
+ * exact str or NULL (no error set) when there is none.  A user class's
+ * `__module__`; for a descriptor made by calling a model class directly
+ * (SimpleDType("X", ...)), the module of the calling code, as
+ * collections.namedtuple records it.  Only exact str values are kept:
+ * the receiving process validates the hint before using it. */
 static PyObject *
-sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
+sw_meta_origin_module(sw_state *st, sw_type *t)
+{
+    PyObject *ns, *module;
+
+    if (t->is_model) {
+        ns = PyEval_GetGlobals();   /* borrowed; NULL when called from C */
+    }
+    else {
+        ns = ((PyTypeObject *)t)->tp_dict;
+    }
+    if (ns == NULL || !PyDict_Check(ns)) {
+        return NULL;
+    }
+    module = PyDict_GetItemWithError(ns, t->is_model ? st->str_name
+                                                     : st->str_module);
+    if (module == NULL || !PyUnicode_CheckExact(module)) {
+        PyErr_Clear();   /* only a hint: a lookup failure leaves it out */
+        return NULL;
+    }
+    return Py_NewRef(module);
+}
+
+/* Construct, validate, register and seal a descriptor of `cls` (the
+ * transaction of docs/design.md).  With `ensuring`, a registered
+ * descriptor of the same name and an identical structure is the result
+ * instead of the duplicate-name error (DType.ensure). */
+PyObject *
+sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds, int ensuring)
 {
     sw_type *t = (sw_type *)cls;
     PyTypeObject *tp = (PyTypeObject *)cls;
     sw_descriptor *d;
-    PyObject *obj;
+    PyObject *obj, *existing = NULL;
+    int status;
 
     if (sw_state_check(t->state) < 0) {
         return NULL;
@@ -752,18 +791,32 @@ sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
     }
     d = (sw_descriptor *)obj;
     d->kind = t->kind;
+    d->ensuring = ensuring ? 1 : 0;
+    /* Captured before __init__ runs: the caller's module, not one an
+     * __init__ may switch to. */
+    d->module = sw_meta_origin_module(t->state, t);
     SW_STORE_FLAG(d->build_state, SW_BUILDING);
-    if (tp->tp_init(obj, args, kwds) < 0
-        || sw_descriptor_finalize(t->state, d) < 0) {
+    status = tp->tp_init(obj, args, kwds);
+    if (status == 0) {
+        status = sw_descriptor_finalize(t->state, d, &existing);
+    }
+    if (status != 0) {
         /* Nothing was registered; a reference the __init__ leaked keeps a
-         * rejected, unusable object. */
+         * rejected, unusable object.  (1: ensure() found the identical
+         * registered descriptor, which is the result.) */
         Py_BEGIN_CRITICAL_SECTION(obj);
         SW_STORE_FLAG(d->build_state, SW_REJECTED);
         Py_END_CRITICAL_SECTION();
         Py_DECREF(obj);
-        return NULL;
+        return status == 1 ? existing : NULL;
     }
     return obj;
+}
+
+static PyObject *
+sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    return sw_meta_construct(cls, args, kwds, 0);
 }
 
 /* ---- the metaclass type ---------------------------------------------------------- */
@@ -772,6 +825,8 @@ static int
 sw_meta_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(((sw_type *)self)->snapshot);
+    Py_VISIT(((sw_type *)self)->bound[0]);
+    Py_VISIT(((sw_type *)self)->bound[1]);
     return PyType_Type.tp_traverse(self, visit, arg);
 }
 
@@ -779,6 +834,8 @@ static int
 sw_meta_clear(PyObject *self)
 {
     Py_CLEAR(((sw_type *)self)->snapshot);
+    Py_CLEAR(((sw_type *)self)->bound[0]);
+    Py_CLEAR(((sw_type *)self)->bound[1]);
     return PyType_Type.tp_clear(self);
 }
 
@@ -789,6 +846,8 @@ sw_meta_dealloc(PyObject *self)
     PyGetSetDef *slot_defs = ((sw_type *)self)->slot_defs;
 
     Py_CLEAR(((sw_type *)self)->snapshot);
+    Py_CLEAR(((sw_type *)self)->bound[0]);
+    Py_CLEAR(((sw_type *)self)->bound[1]);
     PyType_Type.tp_dealloc(self);
     /* The getsets pointing into slot_defs held the class: they are gone. */
     PyMem_Free(slot_defs);

@@ -231,6 +231,8 @@ sw_install_builtins(sw_state *st)
         if (obj == NULL) {
             return -1;
         }
+        /* Every process has the built-ins: their pickles name no module. */
+        Py_CLEAR(((sw_descriptor *)obj)->module);
         /* DType's namespace is frozen to users; the model writes it here. */
         if (PyDict_SetItemString(dtype_dict, b->name, obj) < 0) {
             Py_DECREF(obj);
@@ -296,6 +298,9 @@ sw_install_builtin_block_scaled(sw_state *st)
 
     for (b = sw_builtin_block_scaled_formats; b->name != NULL; b++) {
         PyObject *obj = sw_make_builtin_block_scaled(st, b);
+        if (obj != NULL) {
+            Py_CLEAR(((sw_descriptor *)obj)->module);   /* as above */
+        }
         if (obj == NULL
             || PyDict_SetItemString(st->dtype_type->tp_dict, b->name, obj) < 0) {
             Py_XDECREF(obj);
@@ -312,6 +317,7 @@ sw_build_graph(PyObject *module, sw_state *st)
     st->empty_tuple = PyTuple_New(0);
     st->str_structure_extension = PyUnicode_InternFromString("structure_extension");
     st->str_module = PyUnicode_InternFromString("__module__");
+    st->str_name = PyUnicode_InternFromString("__name__");
     st->structures = sw_private_dict_new();
     st->chains = sw_private_dict_new();
     st->refs = sw_private_dict_new();
@@ -321,7 +327,8 @@ sw_build_graph(PyObject *module, sw_state *st)
     st->owned_names = sw_frozenset_of(sw_owned_member_names);
     st->rule_owned_names = sw_frozenset_of(sw_rule_owned_member_names);
     if (st->empty_tuple == NULL || st->str_structure_extension == NULL
-        || st->str_module == NULL || sw_structure_labels_init(st) < 0
+        || st->str_module == NULL || st->str_name == NULL
+        || sw_pickle_init_policy(st) < 0 || sw_structure_labels_init(st) < 0
         || st->owned_names == NULL || st->rule_owned_names == NULL) {
         return -1;
     }
@@ -341,6 +348,10 @@ sw_build_graph(PyObject *module, sw_state *st)
     }
     st->base_type = (PyTypeObject *)sw_base_create_type(module);
     if (st->base_type == NULL) {
+        return -1;
+    }
+    st->class_bound_type = (PyTypeObject *)sw_class_bound_create_type(module);
+    if (st->class_bound_type == NULL) {
         return -1;
     }
     if (sw_whole_create(module, st) < 0 || sw_rule_create_types(module, st) < 0) {
@@ -523,6 +534,7 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     }
     Py_VISIT(st->meta_type);
     Py_VISIT(st->base_type);
+    Py_VISIT(st->class_bound_type);
     Py_VISIT(st->dtype_type);
     Py_VISIT(st->category_type);
     Py_VISIT(st->simple_type);
@@ -546,6 +558,8 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
     Py_VISIT(st->empty_tuple);
     Py_VISIT(st->str_structure_extension);
     Py_VISIT(st->str_module);
+    Py_VISIT(st->str_name);
+    Py_VISIT(st->import_policy);
     {
         int err = sw_structure_labels_traverse(st, visit, arg);
         if (err) {
@@ -587,12 +601,15 @@ sw_clear(PyObject *module)
     Py_CLEAR(st->empty_tuple);
     Py_CLEAR(st->str_structure_extension);
     Py_CLEAR(st->str_module);
+    Py_CLEAR(st->str_name);
+    Py_CLEAR(st->import_policy);
     Py_CLEAR(st->whole_type);
     Py_CLEAR(st->level_type);
     Py_CLEAR(st->symbolic_type);
     Py_CLEAR(st->rule_base_type);
     Py_CLEAR(st->rule_meta_type);
     Py_CLEAR(st->base_type);
+    Py_CLEAR(st->class_bound_type);
     Py_CLEAR(st->meta_type);
     return 0;
 }

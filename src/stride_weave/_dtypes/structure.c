@@ -300,6 +300,7 @@ typedef struct {
 typedef struct {
     sw_step steps[SW_MAX_PATH];
     int depth;
+    const char *theirs;    /* what the second structure is called */
 } sw_path;
 
 static int
@@ -416,15 +417,15 @@ sw_diff_message(sw_path *path, PyObject *ours, PyObject *theirs)
     }
     if (PyTuple_CheckExact(ours) && PyTuple_CheckExact(theirs)) {
         result = PyUnicode_FromFormat(
-            "at %U: registered has %zd fields, pickle has %zd", where,
-            PyTuple_GET_SIZE(ours), PyTuple_GET_SIZE(theirs));
+            "at %U: registered has %zd fields, %s has %zd", where,
+            PyTuple_GET_SIZE(ours), path->theirs, PyTuple_GET_SIZE(theirs));
         goto done;
     }
     mine = sw_structure_describe_leaf(ours);
     other = sw_structure_describe_leaf(theirs);
     if (mine != NULL && other != NULL) {
-        result = PyUnicode_FromFormat("at %U: registered %U, pickle has %U",
-                                      where, mine, other);
+        result = PyUnicode_FromFormat("at %U: registered %U, %s has %U",
+                                      where, mine, path->theirs, other);
     }
 done:
     Py_XDECREF(where);
@@ -590,6 +591,14 @@ sw_structure_equal(PyObject *ours, PyObject *theirs, int depth)
 PyObject *
 sw_structure_diff(PyObject *ours, PyObject *theirs)
 {
+    return sw_structure_diff_as(ours, theirs, "pickle");
+}
+
+/* As sw_structure_diff; `theirs_label` names the second structure in the
+ * message ("registered 16 (int), <theirs_label> has 32 (int)"). */
+PyObject *
+sw_structure_diff_as(PyObject *ours, PyObject *theirs, const char *theirs_label)
+{
     sw_path path;
     PyObject *message = NULL;
     int status;
@@ -600,6 +609,7 @@ sw_structure_diff(PyObject *ours, PyObject *theirs)
         Py_RETURN_NONE;
     }
     path.depth = 0;
+    path.theirs = theirs_label;
     status = sw_diff_walk(ours, theirs, &path, &message);
     if (status < 0) {
         return NULL;

@@ -192,6 +192,7 @@ struct SW_DTypes_CAPI;   /* the public C API table (capi.c) */
 typedef struct {
     PyTypeObject *meta_type;        /* DTypeMeta */
     PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
+    PyTypeObject *class_bound_type; /* _ClassBound: from_name, registered */
     PyTypeObject *dtype_type;       /* DType */
     PyTypeObject *category_type;    /* DTypeCategory */
     PyTypeObject *simple_type;      /* SimpleDType */
@@ -210,6 +211,9 @@ typedef struct {
     PyTypeObject *symbolic_type;    /* SymbolicBits */
     PyObject *whole;                /* the Whole singleton */
     PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
+    PyObject *import_policy;        /* which modules _reconstruct may import:
+                                       Py_True (any), Py_False (none) or a
+                                       tuple of exact str module prefixes */
     PyObject *owned_names;          /* frozenset: model-owned descriptor members */
     PyObject *level_extent_cache;   /* dict: (level, extent) -> shared rule */
     PyObject *structures;   /* dict: registered structure -> itself, so equal
@@ -223,6 +227,7 @@ typedef struct {
     PyObject *empty_tuple;
     PyObject *str_structure_extension;
     PyObject *str_module;           /* interned "__module__" */
+    PyObject *str_name;             /* interned "__name__" */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
     struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
@@ -244,6 +249,8 @@ typedef struct {
                                subclass it */
     PyObject *snapshot;     /* cached registered() result for this class */
     uint64_t snapshot_version;
+    PyObject *bound[2];     /* from_name and registered bound to this class,
+                               made on first use (descriptor.c) */
     PyGetSetDef *slot_defs; /* owned: the sealed __slots__ accessors */
 } sw_type;
 
@@ -270,9 +277,13 @@ typedef struct {
     PyObject *structure;    /* tuple, recorded at finalization */
     PyObject *attrs;        /* user attributes of a subclass (attrs.c) */
     PyObject *weakreflist;
+    PyObject *module;       /* exact str or NULL: the module its pickle names
+                               as where it is defined (pickle.c) */
     unsigned char kind;         /* sw_kind */
     unsigned char initialized;  /* 1: the kind's __init__ ran; 2: it was called */
     unsigned char build_state;  /* sw_build_state */
+    unsigned char ensuring;     /* built by ensure(): an identical registered
+                                   descriptor is the result, not an error */
 } sw_descriptor;
 
 /* The immediately enclosing category (borrowed), or NULL. */
@@ -373,6 +384,8 @@ PyObject *sw_meta_build_class(PyTypeObject *meta, sw_state *st,
                               PyObject *name, PyObject *bases, PyObject *ns,
                               PyObject *kwds, sw_kind kind, int abstract);
 PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
+PyObject *sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds,
+                            int ensuring);
 int sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases,
                               const char *clsname);
 int sw_meta_check_ready(sw_type *t);
@@ -383,7 +396,9 @@ int sw_parse_class_keywords(PyObject *kwds, const char *keyword,
 
 /* descriptor.c */
 PyObject *sw_base_create_type(PyObject *module);
-int sw_descriptor_finalize(sw_state *st, sw_descriptor *d);
+PyObject *sw_class_bound_create_type(PyObject *module);
+int sw_descriptor_finalize(sw_state *st, sw_descriptor *d,
+                           PyObject **existing);
 int sw_descriptor_check_usable(sw_descriptor *d);
 sw_descriptor *sw_descriptor_of_kind(PyObject *self, sw_kind kind,
                                      int block_scaled, const char *accessor);
@@ -401,6 +416,7 @@ int sw_check_simple_reference(sw_state *st, PyObject *ref,
 int sw_check_supertype(sw_state *st, PyObject *supertype, int allow_none,
                        const char *funcname);
 PyObject *sw_descriptor_repr(PyObject *self);
+PyObject *sw_descriptor_origin(PyObject *obj);
 int sw_descriptor_bind_methods(PyTypeObject *cls);
 sw_compound_fields *sw_descriptor_compound_fields(sw_descriptor *d);
 
@@ -478,8 +494,11 @@ PyObject *sw_structure_encode_int(PyObject *value);
 PyObject *sw_structure_field(sw_state *st, sw_label label, PyObject *value);
 PyObject *sw_structure_describe_leaf(PyObject *leaf);
 PyObject *sw_structure_diff(PyObject *ours, PyObject *theirs);
+PyObject *sw_structure_diff_as(PyObject *ours, PyObject *theirs,
+                               const char *theirs_label);
 
 /* pickle.c */
 extern PyMethodDef sw_pickle_methods[];
+int sw_pickle_init_policy(sw_state *st);
 
 #endif /* SW_INTERNAL_H */
