@@ -203,6 +203,7 @@ sw_pickle_get_policy(PyObject *module, sw_state *st)
 {
     PyObject *policy;
 
+    (void)module;   /* read only by the free-threaded critical section */
     Py_BEGIN_CRITICAL_SECTION(module);
     policy = Py_XNewRef(st->import_policy);
     Py_END_CRITICAL_SECTION();

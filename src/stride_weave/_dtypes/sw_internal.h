@@ -29,7 +29,7 @@
  * acquire ordering, so a thread that sees a descriptor finished (or
  * initialized) also sees every field written before. */
 #if PY_VERSION_HEX < 0x030D0000
-#  define Py_BEGIN_CRITICAL_SECTION(op) {
+#  define Py_BEGIN_CRITICAL_SECTION(op) { (void)(op);
 #  define Py_END_CRITICAL_SECTION() }
 #endif
 #ifdef Py_GIL_DISABLED
