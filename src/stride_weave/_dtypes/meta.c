@@ -338,8 +338,7 @@ sw_meta_check_ready(sw_type *t)
 
 /* Refuse bases of metaclass `meta` that are not finished classes. */
 int
-sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases,
-                          const char *Py_UNUSED(clsname))
+sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases)
 {
     Py_ssize_t i;
 
@@ -496,7 +495,8 @@ sw_guard_owned_members(PyTypeObject *cls, PyTypeObject *meta,
  * attribute storage), refuse owned members, run type() itself with the
  * class's record taken at allocation, then seal the new class's attribute
  * accessors.  Model classes (st->installing) skip the checks.  The caller
- * finishes the class and sets `ready`. */
+ * has refused unfinished bases (sw_meta_check_ready_bases), and finishes
+ * the class and sets `ready`. */
 PyObject *
 sw_meta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
                     PyTypeObject *const *model_types, PyObject *name,
@@ -510,9 +510,6 @@ sw_meta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
     sw_type *t;
 
     if (clsname == NULL) {
-        return NULL;
-    }
-    if (sw_meta_check_ready_bases(meta, bases, clsname) < 0) {
         return NULL;
     }
     prepared = sw_attrs_prepare_namespace(ns, clsname, &own_attrs);
@@ -610,7 +607,7 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     if (clsname == NULL) {
         return NULL;
     }
-    if (sw_meta_check_ready_bases(meta, bases, clsname) < 0
+    if (sw_meta_check_ready_bases(meta, bases) < 0
         || sw_meta_inherited_kind(meta, bases, clsname, &kind,
                                   &has_descriptor_base) < 0) {
         return NULL;

@@ -152,6 +152,9 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
             return NULL;
         }
     }
+    if (sw_meta_check_ready_bases(meta, bases) < 0) {
+        return NULL;
+    }
     /* No class keyword of its own: copy so __init_subclass__ sees the rest. */
     if (sw_parse_class_keywords(kwds, NULL, &unused, &rest) < 0) {
         return NULL;

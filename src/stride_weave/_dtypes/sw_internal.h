@@ -386,8 +386,7 @@ PyObject *sw_meta_build_class(PyTypeObject *meta, sw_state *st,
 PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
 PyObject *sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds,
                             int ensuring);
-int sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases,
-                              const char *clsname);
+int sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases);
 int sw_meta_check_ready(sw_type *t);
 int sw_is_owned_name(PyObject *owned, PyObject *name);
 int sw_is_owned_class_attribute(PyObject *owned, PyObject *name);
