@@ -1,0 +1,481 @@
+"""The report: turns measured benchmarks into the printed tables and
+docs/performance.md.
+
+Owns the number formats, the ratios against floors and Enum counterparts,
+the bounds each operation is checked against (reported, never asserted),
+the description of the machine, and the text of the generated page.
+"""
+
+import datetime
+import os
+import platform
+
+import cases
+from cases import BLOCK_SCALED_NOTE, FLOORS
+from harness import UNROLL
+
+DOCS = os.path.join(cases.ROOT, "docs", "performance.md")
+
+
+def machine_info():
+    """The machine, interpreter and stride-weave version, as text."""
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        cpu = platform.processor() or "unknown"
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count()
+    try:
+        from importlib.metadata import version
+        swv = version("stride-weave")
+    except Exception:
+        swv = "?"
+    return {
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cores": "%s logical (%s usable by this process)" % (os.cpu_count(), usable),
+        "python": "%s %s (%s)" % (platform.python_implementation(),
+                                  platform.python_version(),
+                                  " ".join(platform.python_build())),
+        "compiler": platform.python_compiler(),
+        "stride_weave": swv,
+        "date": datetime.datetime.now(datetime.timezone.utc)
+                .strftime("%Y-%m-%d %H:%M UTC"),
+    }
+
+
+def fmt_ns(v):
+    """Nanoseconds for a table: '—' for None, fewer decimals when large."""
+    if v is None:
+        return "—"
+    if v >= 100000:
+        return "{:,.0f}".format(v)
+    if v >= 100:
+        return "%.0f" % v
+    return "%.1f" % v
+
+
+def fmt_ratio(v):
+    """A ratio for a table, as '1.23x' ('—' for None)."""
+    return "—" if v is None else "%.2fx" % v
+
+
+def table_rows(benches):
+    """One row per benchmark (Enum counterparts are folded into the row of
+    what they model): (group, label, ns, floor key, ratio to the floor,
+    Enum ns, ratio to the Enum)."""
+    by = {b.key: b for b in benches}
+    rows = []
+    for b in benches:
+        if b.group == "enum":
+            continue
+        floor = by.get(b.floor)
+        enum_b = by.get(b.enum) if b.enum else None
+        rows.append((
+            b.group, b.label, b.ns,
+            b.floor or "",
+            b.ns / floor.ns if floor else None,
+            enum_b.ns if enum_b else None,
+            b.ns / enum_b.ns if enum_b else None,
+        ))
+    return rows
+
+
+def under_2x_at_100k(T, largest, key, what):
+    """Append the target "<what> under 2x the floor at 100k entries",
+    measured in the largest scaling child."""
+    ok_size = largest["size"] >= 100000
+    ratio = largest[key] / largest["floor.call"]
+    T.append(("%s under 2x the floor at 100k entries" % what,
+              "%.2fx at %s entries (%s ns)%s"
+              % (ratio, "{:,}".format(largest["size"]), fmt_ns(largest[key]),
+                 "" if ok_size else "; 100k not measured in --quick"),
+              (ratio < 2.0) if ok_size else None))
+
+
+def evaluate_targets(by, reg, scale, memory, quick):
+    """The bounds, each a ratio against a reference measured in the same run:
+    [(bound, measured text, met?)] — met is None when not measured."""
+    T = []
+
+    def r(a, b):
+        return by[a].ns / by[b].ns
+
+    for key, what in [("from_name.hit", "from_name hit (pre-bound)"),
+                      ("from_name.hit_user", "from_name hit (as written)"),
+                      ("from_name.narrowed", "from_name hit, class-narrowed")]:
+        v = r(key, "floor.get")
+        T.append(("%s within 2x of bound dict.get" % what,
+                  "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by[key].ns),
+                                              fmt_ns(by["floor.get"].ns)),
+                  v <= 2.0))
+    for key, what in [("is_subtype_of.hit", "is_subtype_of (hit)"),
+                      ("is_subtype_of.miss", "is_subtype_of (miss)"),
+                      ("supertypes", "supertypes()"), ("name", "name"),
+                      ("bits", "bits"), ("structure", "structure()")]:
+        v = r(key, "floor.call")
+        T.append(("%s within 1.5x of a trivial C method call" % what,
+                  "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by[key].ns),
+                                              fmt_ns(by["floor.call"].ns)),
+                  v <= 1.5))
+    # registered(): constant time when nothing was registered, < 2x floor at 100k
+    main_r = {k: r(k, "floor.call") for k in ("registered", "registered.narrowed")}
+    largest = scale[-1] if scale else None
+    for key, what in [("registered", "registered()"),
+                      ("registered.narrowed", "SimpleDType.registered()")]:
+        if largest is None:
+            T.append(("%s constant time when nothing was registered" % what,
+                      "not measured", None))
+            continue
+        big = largest[key] / largest["floor.call"]
+        v = big / main_r[key]
+        T.append(("%s constant time when nothing was registered since the last "
+                  "call (floor ratio with %s extensions registered within 1.3x "
+                  "of the ratio with %d descriptors)"
+                  % (what, "{:,}".format(largest["size"]), reg["main_entries"]),
+                  "%.2fx (%.2fx floor at %s extensions vs %.2fx at %d; first "
+                  "call after a registration: %s ns)"
+                  % (v, big, "{:,}".format(largest["size"]), main_r[key],
+                     reg["main_entries"],
+                     fmt_ns(largest[key.replace(".", "_") + "_rebuild_ns"])),
+                  v <= 1.3))
+        if key == "registered":
+            under_2x_at_100k(T, largest, "registered.bound",
+                             "registered() (pre-bound)")
+        under_2x_at_100k(T, largest, key, what)
+    v = r("loads", "floor.loads")
+    T.append(("pickle.loads of a built-in simple descriptor within 1.5x of "
+              "pickle.loads of a builtin global",
+              "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by["loads"].ns),
+                                          fmt_ns(by["floor.loads"].ns)),
+              v <= 1.5))
+    v = r("roundtrip.block", "roundtrip")
+    T.append(("block-scaled round trip within 2x of a simple one "
+              "(NVFP4)",
+              "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by["roundtrip.block"].ns),
+                                          fmt_ns(by["roundtrip"].ns)),
+              v <= 2.0))
+    T.append(("registering a SimpleDType under 2 µs",
+              "%s ns (best batch of 100), %s ns (mean)"
+              % (fmt_ns(reg["best_ns"]), fmt_ns(reg["mean_ns"])),
+              reg["best_ns"] < 2000))
+    if len(scale) >= 2:
+        a, b = scale[0], scale[-1]
+        v = b["reg_best_ns"] / a["reg_best_ns"]
+        T.append(("cost per registration flat from 1k to 100k (ratio at most 1.3)",
+                  "%.2fx (%s ns at %s, %s ns at %s)"
+                  % (v, fmt_ns(b["reg_best_ns"]), "{:,}".format(b["size"]),
+                     fmt_ns(a["reg_best_ns"]), "{:,}".format(a["size"])),
+                  v <= 1.3))
+    else:
+        T.append(("cost per registration flat from 1k to 100k (ratio at most 1.3)",
+                  "not measured in --quick (1k only)", None))
+    if memory:
+        worst = max(memory, key=lambda m: m["bytes_per"])
+        T.append(("memory per registered simple descriptor under 250 bytes "
+                  "(name and registry slot included)",
+                  "%.0f B at worst (%s entries); %s"
+                  % (worst["bytes_per"], "{:,}".format(worst["size"]),
+                     ", ".join("%.0f B at %s" % (m["bytes_per"],
+                                                  "{:,}".format(m["size"]))
+                               for m in memory)),
+                  worst["bytes_per"] < 250))
+    return T
+
+
+def status(met):
+    """Whether a bound holds, in words."""
+    return {True: "yes", False: "no", None: "not measured"}[met]
+
+
+def render_text(info, mode, rows, reg, scale, memory, targets):
+    """The tables as printed on stdout."""
+    out = []
+    out.append("stride-weave benchmarks (%s)" % mode)
+    for k in ("python", "platform", "cpu", "cores", "stride_weave"):
+        out.append("  %-12s %s" % (k, info[k]))
+    out.append("  " + BLOCK_SCALED_NOTE)
+    out.append("")
+    hdr = ("%-13s %-58s %10s  %-17s %8s %10s %8s"
+           % ("group", "operation", "ns/op", "floor", "x floor", "Enum ns",
+              "x Enum"))
+    out.append(hdr)
+    out.append("-" * len(hdr))
+    for g, label, ns_, floor, rf, ens, re in rows:
+        out.append("%-13s %-58s %10s  %-17s %8s %10s %8s"
+                   % (g[:13], label[:58], fmt_ns(ns_), floor, fmt_ratio(rf),
+                      fmt_ns(ens), fmt_ratio(re)))
+    out.append("%-13s %-58s %10s  %-17s %8s %10s %8s"
+               % ("stride-weave", "registering a new SimpleDType (best of %d "
+                  "batches of 100)" % reg["batches"], fmt_ns(reg["best_ns"]),
+                  "", "—", "—", "—"))
+    out.append("")
+    out.append(info["c_api"])
+    out.append("")
+    out.append("Scaling (fresh child processes per size; gc off while timing)")
+    out.extend(scale_lines(scale, memory, md=False))
+    out.append("")
+    out.append("Bounds (ratios from this run; does each hold?)")
+    for t, measured, met in targets:
+        out.append("  [%s] %s: %s" % (status(met), t, measured))
+    return "\n".join(out)
+
+
+def scale_lines(scale, memory, md):
+    """The scaling section, one line per size: a Markdown table when `md`,
+    else plain text."""
+    mem = {m["size"]: m for m in memory}
+    cols = ["extensions registered", "ns/registration (best batch)",
+            "ns/registration (mean, last 1000)", "registered() cached ns",
+            "x floor", "SimpleDType.registered() cached ns", "x floor",
+            "registered() first call after registering ns",
+            "from_name(ext) ns", "x dict.get", "bytes/descriptor"]
+    rows = []
+    for s in scale:
+        m = mem.get(s["size"])
+        rows.append([
+            "{:,}".format(s["size"]),
+            fmt_ns(s["reg_best_ns"]), fmt_ns(s["reg_mean_ns"]),
+            fmt_ns(s["registered"]),
+            fmt_ratio(s["registered"] / s["floor.call"]),
+            fmt_ns(s["registered.narrowed"]),
+            fmt_ratio(s["registered.narrowed"] / s["floor.call"]),
+            fmt_ns(s["registered_rebuild_ns"]),
+            fmt_ns(s["from_name"]),
+            fmt_ratio(s["from_name"] / s["floor.get"]),
+            "%.0f" % m["bytes_per"] if m else "—",
+        ])
+    if md:
+        out = ["| " + " | ".join(cols) + " |",
+               "|" + "|".join(["---"] + ["---:"] * (len(cols) - 1)) + "|"]
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+        return out
+    out = []
+    for r in rows:
+        out.append("  " + "; ".join("%s: %s" % (c, v) for c, v in zip(cols, r)))
+    return out
+
+
+def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
+    """The text of docs/performance.md; `argv` are the runner's flags."""
+    L = []
+    L.append("# Performance")
+    L.append("")
+    L.append("<!-- Generated by `python benchmarks/run.py --write-docs`; "
+             "do not edit by hand. -->")
+    L.append("")
+    L.append("Every number on this page comes from one run of "
+             "`python %s` on the machine below. Figures are "
+             "nanoseconds per operation; each is also given as a ratio to a "
+             "floor measured in the same run (and to a stdlib `enum.Enum` "
+             "model of the same graph where one exists), so the ratios "
+             "survive a noisy machine better than the absolute numbers."
+             % " ".join(["benchmarks/run.py"] + argv))
+    L.append("")
+    L.append("## Machine and interpreter")
+    L.append("")
+    for k, label in [("date", "Measured"), ("python", "Interpreter"),
+                     ("compiler", "Built with"), ("platform", "Platform"),
+                     ("cpu", "CPU"), ("cores", "Cores"),
+                     ("stride_weave", "stride-weave")]:
+        L.append("- %s: %s" % (label, info[k]))
+    L.append("- Mode: %s" % mode)
+    L.append("")
+    L.append("## Method")
+    L.append("")
+    L.append(
+        "`benchmarks/run.py` uses `timeit` only. Operands are local names of "
+        "the timing function; each statement is unrolled %d times per loop "
+        "iteration; the garbage collector is off while timing (as in "
+        "`timeit`). Each benchmark is calibrated (which warms it up) so a "
+        "sample takes about %s ms, then all benchmarks are sampled in "
+        "interleaved rounds (%d counted rounds after one warm-up round) and "
+        "the best sample is reported. Registration is timed in batches of "
+        "100 new names, best batch reported. The scaling section runs each "
+        "size in fresh child processes: one times registrations (in batches "
+        "of 100; the figure is over the last 1,000, i.e. while the registry "
+        "grows to the stated size) and then the lookups, with floors "
+        "re-measured in that process; the other counts memory with "
+        "`tracemalloc` while registering that many descriptors from an "
+        "empty registry (name strings created inside the traced region)."
+        % (UNROLL, info["target_ms"], info["rounds"]))
+    L.append("")
+    L.append("Floors (the interpreter's own cost for the same shape of "
+             "operation):")
+    L.append("")
+    for k, v in FLOORS.items():
+        L.append("- `%s`: %s (%s ns)" % (k, v, fmt_ns(by[k].ns)))
+    L.append("")
+    L.append("The Enum model (`EnumDType` in `benchmarks/run.py`) is what a "
+             "user might write instead: the 14 built-in categories and simple "
+             "dtypes as members, a "
+             "precomputed hierarchy table for `supertypes()` and "
+             "`is_subtype_of`, a precomputed `structure()`, `from_name` via "
+             "`_member_map_`, `registered()` as `tuple(cls)`, and pickling by "
+             "name (`enum.pickle_by_enum_name`).")
+    L.append("")
+    L.append(BLOCK_SCALED_NOTE)
+    L.append("")
+    L.append("## Operations")
+    L.append("")
+    L.append("| group | operation | ns/op | floor | × floor | Enum ns/op | × Enum |")
+    L.append("|---|---|---:|---|---:|---:|---:|")
+    for g, label, ns_, floor, rf, ens, re in rows:
+        L.append("| %s | %s | %s | %s | %s | %s | %s |"
+                 % (g, label.replace("|", "\\|"), fmt_ns(ns_),
+                    "`%s`" % floor if floor else "", fmt_ratio(rf),
+                    fmt_ns(ens), fmt_ratio(re)))
+    L.append("| stride-weave | registering a new SimpleDType (best of %d "
+             "batches of 100; mean %s ns) | %s | | — | — | — |"
+             % (reg["batches"], fmt_ns(reg["mean_ns"]), fmt_ns(reg["best_ns"])))
+    L.append("")
+    L.append("Rows in the `reference` group are not floors: they show what "
+             "the interpreter itself spends on parts of an operation (raising "
+             "and catching a `KeyError`; unpickling the `(name, structure)` "
+             "payload a descriptor pickle carries; calling the reconstructor "
+             "directly).")
+    L.append("")
+    L.append(info["c_api"] + " The C API rows build the documented example "
+             "(`examples/c_api`) with setuptools; \"per item\" rows divide "
+             "one pass over a list of 1,000 descriptors (the registered ones, "
+             "repeated) by 1,000.")
+    L.append("")
+    L.append("## Scaling with the number of registered descriptors")
+    L.append("")
+    L.extend(scale_lines(scale, memory, md=True))
+    L.append("")
+    L.append("`x floor` is against a trivial C method call and `x dict.get` "
+             "against a bound `dict.get` on a dict of the same size, both "
+             "measured in the same child process.")
+    if memory:
+        m = memory[-1]
+        L.append("")
+        L.append("Memory at %s: %.0f bytes per descriptor (tracemalloc). Of "
+                 "these, %d bytes are objects owned by one descriptor and "
+                 "shared with no other (found by walking `gc.get_referents` "
+                 "from two extensions with the same supertype): the "
+                 "descriptor object (%d B), its name (%d B), and %d more "
+                 "strings and %d tuples (%d B): the structure tuples with "
+                 "their tag strings, and the `supertypes()` tuple. The rest "
+                 "(about %.0f B) is the registry dict entry, the order-array "
+                 "slot and allocator rounding."
+                 % ("{:,}".format(m["size"]), m["bytes_per"], m["owned_bytes"],
+                    m["sizeof_descriptor"], m["sizeof_name"],
+                    dict(m["owned_types"]).get("str", 1) - 1,
+                    dict(m["owned_types"]).get("tuple", 0),
+                    m["owned_bytes"] - m["sizeof_descriptor"] - m["sizeof_name"],
+                    m["bytes_per"] - m["owned_bytes"]))
+    L.append("")
+    L.append("## Bounds")
+    L.append("")
+    L.append("Each bound compares an operation with a reference measured in the "
+             "same run.")
+    L.append("")
+    L.append("| bound | measured | holds |")
+    L.append("|---|---|---|")
+    for t, measured, met in targets:
+        L.append("| %s | %s | %s |" % (t, measured, status(met)))
+    L.append("")
+    missed = [t for t in targets if t[2] is False]
+    L.append("%d of %d bounds hold, %d do not, %d not measured in this mode."
+             % (sum(1 for t in targets if t[2]), len(targets), len(missed),
+                sum(1 for t in targets if t[2] is None)))
+    if missed:
+        L.append("")
+        L.append("### Where a bound does not hold")
+        L.append("")
+        L.append("Each is stated above with its measured ratio; "
+                 "where this run measured what the interpreter itself "
+                 "charges for the same shape of operation, it is given here:")
+        L.append("")
+        L.append("- `name` and `bits` are C getset attributes: CPython 3.11 to "
+                 "3.13 specialize attribute loads of slots and Python "
+                 "properties, not of C getsets, so any C getset costs about "
+                 "what `x.real` on an int costs here (%s ns, %.2fx the C call "
+                 "floor); `name` is %.2fx and `bits` %.2fx of `x.real`. They "
+                 "stay getsets because a descriptor leaked from a failed "
+                 "`__init__` must raise `ValueError` on every accessor, which "
+                 "a slot member cannot do;"
+                 % (fmt_ns(by["ref.getset"].ns),
+                    by["ref.getset"].ns / by["floor.call"].ns,
+                    by["name"].ns / by["ref.getset"].ns,
+                    by["bits"].ns / by["ref.getset"].ns))
+        L.append("- `DType.from_name(k)` as written costs %s ns against %s ns "
+                 "pre-bound: the difference is the load of a class attribute "
+                 "(`C.x` costs %s ns here), which the pre-bound `dict.get` "
+                 "floor does not pay;"
+                 % (fmt_ns(by["from_name.hit_user"].ns),
+                    fmt_ns(by["from_name.hit"].ns),
+                    fmt_ns(by["floor.classattr"].ns)))
+        L.append("- `DType.registered()` as written costs %s ns against %s ns "
+                 "pre-bound (%.2fx the C call floor): the same class "
+                 "attribute load; what the call itself does is return the "
+                 "cached tuple after one version check, whatever the number "
+                 "of registered descriptors (see the scaling section);"
+                 % (fmt_ns(by["registered"].ns),
+                    fmt_ns(by["registered.bound"].ns),
+                    by["registered.bound"].ns / by["floor.call"].ns))
+        L.append("- unpickling the `(name, structure)` payload alone costs %s "
+                 "ns (%.2fx `pickle.loads` of `int`), because a descriptor "
+                 "pickle carries its structure by design (docs/design.md, "
+                 "Pickling; the receiving process compares it); "
+                 "`_reconstruct` itself costs %s ns;"
+                 % (fmt_ns(by["ref.payload"].ns),
+                    by["ref.payload"].ns / by["floor.loads"].ns,
+                    fmt_ns(by["ref.reconstruct"].ns)
+                    if "ref.reconstruct" in by else "—"))
+        if memory and max(m["bytes_per"] for m in memory) >= 250:
+            m = memory[-1]
+            L.append("- memory: %d of the %.0f bytes per descriptor are objects "
+                     "no other descriptor shares (see the scaling section); the "
+                     "descriptor object and its name alone are %d B."
+                     % (m["owned_bytes"], m["bytes_per"],
+                        m["sizeof_descriptor"] + m["sizeof_name"]))
+    L.append("")
+    L.append("### Lookup misses")
+    L.append("")
+    L.append("A hit costs %s ns (%.2fx `dict.get`): the lookup alone, because "
+             "suggestions are built only after a miss. A miss raises "
+             "`LookupError` with the closest registered names: %s ns when a "
+             "case-insensitive match is found (`'float32'`, which suggests "
+             "`'Float32'`), %s ns when nothing is close (`difflib` compares the "
+             "name with every candidate, at most %s of them on a large "
+             "registry). For comparison, a caught `KeyError` from a plain dict "
+             "costs %s ns (%.2fx `dict.get`)."
+             % (fmt_ns(by["from_name.hit"].ns),
+                by["from_name.hit"].ns / by["floor.get"].ns,
+                fmt_ns(by["from_name.miss_close"].ns),
+                fmt_ns(by["from_name.miss"].ns), "{:,}".format(256 + 4096),
+                fmt_ns(by["ref.keyerror"].ns),
+                by["ref.keyerror"].ns / by["floor.get"].ns))
+    L.append("")
+    return "\n".join(L)
+
+
+
+def c_api_summary(by):
+    """One sentence on the C API rows, or why they are missing."""
+    if "capi.check" not in by:
+        return "C API rows skipped: %s." % cases.C_API_SKIPPED
+    c, p = by["capi.check"].ns, by["capi.check.py"].ns
+    lc, lp = by["capi.loop"].ns, by["capi.loop.py"].ns
+    return ("C API (docs/c-api.md): the kind/bits check costs %s ns per "
+            "descriptor in a C loop against %s ns in Python (%.1fx faster); "
+            "one call from Python costs %s ns against %s ns for the Python "
+            "expression (%.1fx)." % (fmt_ns(lc), fmt_ns(lp), lp / lc,
+                                     fmt_ns(c), fmt_ns(p), p / c))
+
+
+
+def write_docs(md):
+    """Write `md` to docs/performance.md; return the path written."""
+    with open(DOCS, "w", encoding="utf-8") as fh:
+        fh.write(md)
+    return DOCS
