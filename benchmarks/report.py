@@ -67,6 +67,12 @@ def fmt_ratio(v):
     return "—" if v is None else "%.2fx" % v
 
 
+def ratio(by, key, ref):
+    """Benchmark `key` as a multiple of benchmark `ref` (`by` maps keys to
+    measured benchmarks)."""
+    return by[key].ns / by[ref].ns
+
+
 def table_rows(benches):
     """One row per benchmark (Enum counterparts are folded into the row of
     what they model): (group, label, ns, floor key, ratio to the floor,
@@ -105,28 +111,24 @@ def evaluate_targets(by, reg, scale, memory, quick):
     [(bound, measured text, met?)] — met is None when not measured."""
     T = []
 
-    def r(a, b):
-        return by[a].ns / by[b].ns
+    def within(bound, key, ref, limit):
+        v = ratio(by, key, ref)
+        T.append((bound, "%.2fx (%s ns vs %s ns)"
+                  % (v, fmt_ns(by[key].ns), fmt_ns(by[ref].ns)), v <= limit))
 
     for key, what in [("from_name.hit", "from_name hit (pre-bound)"),
                       ("from_name.hit_user", "from_name hit (as written)"),
                       ("from_name.narrowed", "from_name hit, class-narrowed")]:
-        v = r(key, "floor.get")
-        T.append(("%s within 2x of bound dict.get" % what,
-                  "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by[key].ns),
-                                              fmt_ns(by["floor.get"].ns)),
-                  v <= 2.0))
+        within("%s within 2x of bound dict.get" % what, key, "floor.get", 2.0)
     for key, what in [("is_subtype_of.hit", "is_subtype_of (hit)"),
                       ("is_subtype_of.miss", "is_subtype_of (miss)"),
                       ("supertypes", "supertypes()"), ("name", "name"),
                       ("bits", "bits"), ("structure", "structure()")]:
-        v = r(key, "floor.call")
-        T.append(("%s within 1.5x of a trivial C method call" % what,
-                  "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by[key].ns),
-                                              fmt_ns(by["floor.call"].ns)),
-                  v <= 1.5))
+        within("%s within 1.5x of a trivial C method call" % what, key,
+               "floor.call", 1.5)
     # registered(): constant time when nothing was registered, < 2x floor at 100k
-    main_r = {k: r(k, "floor.call") for k in ("registered", "registered.narrowed")}
+    main_r = {k: ratio(by, k, "floor.call")
+              for k in ("registered", "registered.narrowed")}
     largest = scale[-1] if scale else None
     for key, what in [("registered", "registered()"),
                       ("registered.narrowed", "SimpleDType.registered()")]:
@@ -150,33 +152,25 @@ def evaluate_targets(by, reg, scale, memory, quick):
             under_2x_at_100k(T, largest, "registered.bound",
                              "registered() (pre-bound)")
         under_2x_at_100k(T, largest, key, what)
-    v = r("loads", "floor.loads")
-    T.append(("pickle.loads of a built-in simple descriptor within 1.5x of "
-              "pickle.loads of a builtin global",
-              "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by["loads"].ns),
-                                          fmt_ns(by["floor.loads"].ns)),
-              v <= 1.5))
-    v = r("roundtrip.block", "roundtrip")
-    T.append(("block-scaled round trip within 2x of a simple one "
-              "(NVFP4)",
-              "%.2fx (%s ns vs %s ns)" % (v, fmt_ns(by["roundtrip.block"].ns),
-                                          fmt_ns(by["roundtrip"].ns)),
-              v <= 2.0))
+    within("pickle.loads of a built-in simple descriptor within 1.5x of "
+           "pickle.loads of a builtin global", "loads", "floor.loads", 1.5)
+    within("block-scaled round trip within 2x of a simple one (NVFP4)",
+           "roundtrip.block", "roundtrip", 2.0)
     T.append(("registering a SimpleDType under 2 µs",
               "%s ns (best batch of 100), %s ns (mean)"
               % (fmt_ns(reg["best_ns"]), fmt_ns(reg["mean_ns"])),
               reg["best_ns"] < 2000))
+    flat = "cost per registration flat from 1k to 100k (ratio at most 1.3)"
     if len(scale) >= 2:
         a, b = scale[0], scale[-1]
         v = b["reg_best_ns"] / a["reg_best_ns"]
-        T.append(("cost per registration flat from 1k to 100k (ratio at most 1.3)",
+        T.append((flat,
                   "%.2fx (%s ns at %s, %s ns at %s)"
                   % (v, fmt_ns(b["reg_best_ns"]), "{:,}".format(b["size"]),
                      fmt_ns(a["reg_best_ns"]), "{:,}".format(a["size"])),
                   v <= 1.3))
     else:
-        T.append(("cost per registration flat from 1k to 100k (ratio at most 1.3)",
-                  "not measured in --quick (1k only)", None))
+        T.append((flat, "not measured in --quick (1k only)", None))
     if memory:
         worst = max(memory, key=lambda m: m["bytes_per"])
         T.append(("memory per registered simple descriptor under 250 bytes "
@@ -404,9 +398,9 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
                  "`__init__` must raise `ValueError` on every accessor, which "
                  "a slot member cannot do;"
                  % (fmt_ns(by["ref.getset"].ns),
-                    by["ref.getset"].ns / by["floor.call"].ns,
-                    by["name"].ns / by["ref.getset"].ns,
-                    by["bits"].ns / by["ref.getset"].ns))
+                    ratio(by, "ref.getset", "floor.call"),
+                    ratio(by, "name", "ref.getset"),
+                    ratio(by, "bits", "ref.getset")))
         L.append("- `DType.from_name(k)` as written costs %s ns against %s ns "
                  "pre-bound: the difference is the load of a class attribute "
                  "(`C.x` costs %s ns here), which the pre-bound `dict.get` "
@@ -421,14 +415,14 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
                  "of registered descriptors (see the scaling section);"
                  % (fmt_ns(by["registered"].ns),
                     fmt_ns(by["registered.bound"].ns),
-                    by["registered.bound"].ns / by["floor.call"].ns))
+                    ratio(by, "registered.bound", "floor.call")))
         L.append("- unpickling the `(name, structure)` payload alone costs %s "
                  "ns (%.2fx `pickle.loads` of `int`), because a descriptor "
                  "pickle carries its structure by design (docs/design.md, "
                  "Pickling; the receiving process compares it); "
                  "`_reconstruct` itself costs %s ns;"
                  % (fmt_ns(by["ref.payload"].ns),
-                    by["ref.payload"].ns / by["floor.loads"].ns,
+                    ratio(by, "ref.payload", "floor.loads"),
                     fmt_ns(by["ref.reconstruct"].ns)
                     if "ref.reconstruct" in by else "—"))
         if memory and max(m["bytes_per"] for m in memory) >= 250:
@@ -450,11 +444,11 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
              "registry). For comparison, a caught `KeyError` from a plain dict "
              "costs %s ns (%.2fx `dict.get`)."
              % (fmt_ns(by["from_name.hit"].ns),
-                by["from_name.hit"].ns / by["floor.get"].ns,
+                ratio(by, "from_name.hit", "floor.get"),
                 fmt_ns(by["from_name.miss_close"].ns),
                 fmt_ns(by["from_name.miss"].ns), "{:,}".format(256 + 4096),
                 fmt_ns(by["ref.keyerror"].ns),
-                by["ref.keyerror"].ns / by["floor.get"].ns))
+                ratio(by, "ref.keyerror", "floor.get")))
     L.append("")
     return "\n".join(L)
 
