@@ -285,11 +285,12 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
     L.append("## Method")
     L.append("")
     L.append(
-        "`benchmarks/run.py` uses `timeit` only. Operands are local names of "
-        "the timing function; each statement is unrolled %d times per loop "
-        "iteration; the garbage collector is off while timing (as in "
-        "`timeit`). Each benchmark is calibrated (which warms it up) so a "
-        "sample takes about %s ms, then all benchmarks are sampled in "
+        "The harness (`benchmarks/harness.py`) uses `timeit` only. Operands "
+        "are local names of the timing function; each statement is unrolled "
+        "%d times per loop iteration; the garbage collector is off while "
+        "timing (as in `timeit`). Each benchmark is calibrated (which warms "
+        "it up) so a sample takes about %s ms, then all benchmarks are "
+        "sampled in "
         "interleaved rounds (%d counted rounds after one warm-up round) and "
         "the best sample is reported. Registration is timed in batches of "
         "100 new names, best batch reported. The scaling section runs each "
@@ -307,8 +308,8 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
     for k, v in FLOORS.items():
         L.append("- `%s`: %s (%s ns)" % (k, v, fmt_ns(by[k].ns)))
     L.append("")
-    L.append("The Enum model (`EnumDType` in `benchmarks/run.py`) is what a "
-             "user might write instead: the 14 built-in categories and simple "
+    L.append("The Enum model (`EnumDType` in `benchmarks/cases.py`) is what "
+             "a user might write instead: the 14 built-in categories and simple "
              "dtypes as members, a "
              "precomputed hierarchy table for `supertypes()` and "
              "`is_subtype_of`, a precomputed `structure()`, `from_name` via "
