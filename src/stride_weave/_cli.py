@@ -42,7 +42,7 @@ import os
 import pprint
 import sys
 
-from stride_weave._dtypes import BlockScaledDType, DType, SymbolicBits
+from stride_weave._dtypes import _KINDS, DType, SymbolicBits, _kind
 
 NO_SUPERTYPE = "(no supertype)"
 
@@ -52,8 +52,9 @@ JSON_FORMAT_VERSION = 1
 _UNICODE = {"tee": "├── ", "last": "└── ", "pipe": "│   ", "space": "    "}
 _ASCII = {"tee": "|-- ", "last": "`-- ", "pipe": "|   ", "space": "    "}
 
-# Classes whose name the tree view does not repeat as a tag: the model's own.
-_MODEL_CLASSES = ("DTypeCategory", "SimpleDType", "CompoundDType", "BlockScaledDType")
+# Classes whose name the tree view does not repeat as a tag: the model's own,
+# one per kind.
+_MODEL_CLASSES = tuple(cls.__name__ for _label, cls in _KINDS)
 
 
 def display_name(name, ascii_only=False):
@@ -94,15 +95,8 @@ def _block_scaled_text(d, ascii_only):
 
 
 def _contract(d):
-    if isinstance(d, BlockScaledDType):
-        return "block-scaled"
-    if d.is_category():
-        return "category"
-    if d.is_simple():
-        return "simple"
-    if d.is_compound():
-        return "compound"
-    return "descriptor"
+    """The kind of ``d`` in the C core's own words ("simple", "block-scaled"...)."""
+    return _kind(d) or "descriptor"
 
 
 def describe(d, dtype_cls, ascii_only=False):

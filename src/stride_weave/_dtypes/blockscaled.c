@@ -203,13 +203,13 @@ sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
     static const char *const allowed[] = {"name", "element", "levels", NULL};
     static char *kwlist[] = {"name", "element", "levels", NULL};
     sw_descriptor *d = (sw_descriptor *)self;
-    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *name = NULL, *element = NULL, *levels_arg = NULL;
     PyObject *exact = NULL, *levels = NULL, *planes = NULL, *rules = NULL;
     PyObject *bits = NULL, *any_name = NULL, *any = NULL;
     sw_compound_fields *fields;
 
-    if (sw_descriptor_begin_init(d, SW_KIND_COMPOUND, SW_BS_INIT) < 0
+    if (sw_descriptor_begin_init(d, SW_KIND_BLOCK_SCALED, SW_BS_INIT) < 0
         || sw_check_kwargs(kwds, allowed, SW_BS_INIT) < 0
         || !PyArg_ParseTupleAndKeywords(args, kwds,
                                         "O|$OO:BlockScaledDType.__init__",
@@ -281,7 +281,7 @@ error:
  * The planes and the supertype follow from element and levels, so they are
  * not recorded twice; the rules are, because a rule's structure is part of
  * the structure of every compound dtype that uses it. */
-PyObject *
+static PyObject *
 sw_block_scaled_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *element = NULL, *levels = NULL, *rules = NULL;
@@ -339,7 +339,7 @@ error:
 static sw_descriptor *
 sw_bs_checked(PyObject *self, const char *accessor)
 {
-    return sw_descriptor_of_kind(self, SW_KIND_COMPOUND, 1, accessor);
+    return sw_descriptor_of_kind(self, SW_KIND_BLOCK_SCALED, accessor);
 }
 
 static PyObject *
@@ -362,7 +362,7 @@ static PyObject *
 sw_bs_get_num_axes(PyObject *self, void *Py_UNUSED(closure))
 {
     sw_descriptor *d = sw_bs_checked(self, "BlockScaledDType.num_axes");
-    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
     Py_ssize_t n;
 
     if (d == NULL) {
@@ -398,20 +398,11 @@ static PyGetSetDef sw_bs_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-int
-sw_block_scaled_fill_namespace(sw_state *st, PyObject *ns)
+static int
+sw_bs_has_fields(sw_descriptor *d)
 {
-    PyGetSetDef *def;
-
-    for (def = sw_bs_getset; def->name != NULL; def++) {
-        PyObject *obj = PyDescr_NewGetSet(st->base_type, def);
-        if (obj == NULL || PyDict_SetItemString(ns, def->name, obj) < 0) {
-            Py_XDECREF(obj);
-            return -1;
-        }
-        Py_DECREF(obj);
-    }
-    return 0;
+    return d->compound != NULL && d->compound->simple_types != NULL
+           && d->compound->element != NULL;
 }
 
 /* The C type that carries BlockScaledDType's __init__ as a tp_init slot. */
@@ -434,10 +425,24 @@ static PyType_Spec sw_bs_init_spec = {
     .slots = sw_bs_init_slots,
 };
 
-int
-sw_block_scaled_init_create_type(PyObject *module, sw_state *st)
-{
-    st->block_scaled_init_type = (PyTypeObject *)PyType_FromModuleAndSpec(
-        module, &sw_bs_init_spec, (PyObject *)st->base_type);
-    return st->block_scaled_init_type ? 0 : -1;
-}
+const sw_kind_def sw_block_scaled_kind = {
+    .kind = SW_KIND_BLOCK_SCALED,
+    .parent = SW_KIND_COMPOUND,
+    .class_name = "BlockScaledDType",
+    .label = "block-scaled",
+    .doc = "A concrete compound dtype whose logical value is the encoded "
+           "element times one scale from each level (OCP Microscaling MX "
+           "formats, NVFP4).  Its planes are (element, *scales), its rules "
+           "one LevelExtent per level, its supertype DType.Any.  Unique by "
+           "structure: the same element and levels cannot be registered "
+           "twice, under any name or implementation subclass.",
+    .abstract = 0,
+    .unique_by_structure =
+        "a block-scaled format with the same element, levels and "
+        "structure_extension() is already registered (add a "
+        "structure_extension() to describe a different format)",
+    .init_spec = &sw_bs_init_spec,
+    .getsets = sw_bs_getset,
+    .contract = sw_block_scaled_contract,
+    .has_fields = sw_bs_has_fields,
+};

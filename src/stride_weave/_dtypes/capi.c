@@ -31,34 +31,12 @@
 
 /* ---- kinds -------------------------------------------------------------- */
 
-/* The public kind of a descriptor object, finished or not.  Block-scaled
- * dtypes are compound dtypes internally; the API reports them apart. */
+/* The public kind of a descriptor object, finished or not: the kind its
+ * class recorded, whose numbers are the API's (kind.c checks). */
 static int
 sw_capi_kind_of(sw_descriptor *d)
 {
-    sw_state *st;
-
-    if (sw_descriptor_is_block_scaled(d)) {
-        return SW_DTYPE_KIND_BLOCK_SCALED;
-    }
-    /* A finished descriptor has its element if it is block-scaled; only an
-     * unfinished one needs the (slower) class check. */
-    st = ((sw_type *)Py_TYPE(d))->state;
-    if (SW_LOAD_FLAG(d->build_state) != SW_FINISHED && st != NULL
-        && st->block_scaled_type != NULL
-        && PyObject_TypeCheck((PyObject *)d, st->block_scaled_type)) {
-        return SW_DTYPE_KIND_BLOCK_SCALED;
-    }
-    switch (d->kind) {
-    case SW_KIND_CATEGORY:
-        return SW_DTYPE_KIND_CATEGORY;
-    case SW_KIND_SIMPLE:
-        return SW_DTYPE_KIND_SIMPLE;
-    case SW_KIND_COMPOUND:
-        return SW_DTYPE_KIND_COMPOUND;
-    default:
-        return SW_DTYPE_KIND_NONE;
-    }
+    return d->kind < SW_KIND_COUNT ? d->kind : SW_DTYPE_KIND_NONE;
 }
 
 static int
@@ -340,7 +318,7 @@ sw_capi_level_block(PyObject *op, Py_ssize_t i)
     if (level == NULL) {
         return -1;
     }
-    st = ((sw_type *)Py_TYPE(d))->state;
+    st = sw_state_of_type(Py_TYPE(d));
     if (sw_state_check(st) < 0) {
         return -1;
     }
@@ -420,7 +398,7 @@ sw_capi_to_dlpack(PyObject *op, int *code, int *bits, int *lanes)
                         "SW_DType_ToDLPack: got a NULL output pointer");
         return -1;
     }
-    st = ((sw_type *)Py_TYPE(d))->state;
+    st = sw_state_of_type(Py_TYPE(d));
     if (sw_state_check(st) < 0) {
         return -1;
     }
@@ -493,10 +471,10 @@ sw_capi_create(PyObject *module, sw_state *st)
 
     api->DTypeMetaType = st->meta_type;
     api->DTypeType = st->dtype_type;
-    api->DTypeCategoryType = st->category_type;
-    api->SimpleDTypeType = st->simple_type;
-    api->CompoundDTypeType = st->compound_type;
-    api->BlockScaledDTypeType = st->block_scaled_type;
+    api->DTypeCategoryType = st->kind_types[SW_KIND_CATEGORY];
+    api->SimpleDTypeType = st->kind_types[SW_KIND_SIMPLE];
+    api->CompoundDTypeType = st->kind_types[SW_KIND_COMPOUND];
+    api->BlockScaledDTypeType = st->kind_types[SW_KIND_BLOCK_SCALED];
     api->RepresentationRuleType = st->rule_type;
     api->LevelExtentType = st->level_extent_type;
     api->LevelType = st->level_type;

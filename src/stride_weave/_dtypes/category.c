@@ -14,7 +14,7 @@ sw_category_init(PyObject *self, PyObject *args, PyObject *kwds)
     static const char *const allowed[] = {"name", "supertype", NULL};
     static char *kwlist[] = {"name", "supertype", NULL};
     sw_descriptor *d = (sw_descriptor *)self;
-    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *name = NULL, *supertype = Py_None, *exact;
 
     if (sw_descriptor_begin_init(d, SW_KIND_CATEGORY, SW_CATEGORY_INIT) < 0
@@ -38,7 +38,7 @@ sw_category_init(PyObject *self, PyObject *args, PyObject *kwds)
 }
 
 /* ("DTypeCategory", ("supertype", <ref> | "none")) */
-PyObject *
+static PyObject *
 sw_category_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *ref, *field, *result;
@@ -60,24 +60,6 @@ sw_category_contract(sw_state *st, sw_descriptor *d)
 }
 
 
-int
-sw_category_fill_namespace(sw_state *Py_UNUSED(st), PyObject *ns)
-{
-    PyObject *doc = PyUnicode_FromString(
-        "A category: a relationship identity that places dtypes in a "
-        "supertype hierarchy.  It defines no scalar encoding and no physical "
-        "representation.  DType.Any is the root; DType.Floating and "
-        "DType.Integer are beneath it.");
-    int status = -1;
-
-    if (doc != NULL
-        && PyDict_SetItemString(ns, "__doc__", doc) == 0) {
-        status = 0;
-    }
-    Py_XDECREF(doc);
-    return status;
-}
-
 /* The C type that carries DTypeCategory's __init__ as a tp_init slot, so that
  * inspect and help() read its signature like a built-in's. */
 static PyType_Slot sw_category_init_slots[] = {
@@ -98,10 +80,29 @@ static PyType_Spec sw_category_init_spec = {
     .slots = sw_category_init_slots,
 };
 
-int
-sw_category_init_create_type(PyObject *module, sw_state *st)
+static int
+sw_category_has_fields(sw_descriptor *Py_UNUSED(d))
 {
-    st->category_init_type = (PyTypeObject *)PyType_FromModuleAndSpec(
-        module, &sw_category_init_spec, (PyObject *)st->base_type);
-    return st->category_init_type ? 0 : -1;
+    return 1;   /* name and supertypes, which every kind has */
 }
+
+static PyGetSetDef sw_category_getset[] = {
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+const sw_kind_def sw_category_kind = {
+    .kind = SW_KIND_CATEGORY,
+    .parent = SW_KIND_NONE,
+    .class_name = "DTypeCategory",
+    .label = "category",
+    .doc = "A category: a relationship identity that places dtypes in a "
+           "supertype hierarchy.  It defines no scalar encoding and no "
+           "physical representation.  DType.Any is the root; DType.Floating "
+           "and DType.Integer are beneath it.",
+    .abstract = 0,
+    .unique_by_structure = NULL,
+    .init_spec = &sw_category_init_spec,
+    .getsets = sw_category_getset,
+    .contract = sw_category_contract,
+    .has_fields = sw_category_has_fields,
+};

@@ -115,7 +115,7 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {
         "name", "supertype", "simple_types", "representation_rules", NULL};
     sw_descriptor *d = (sw_descriptor *)self;
-    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *name = NULL, *supertype = Py_None, *simple_types = NULL;
     PyObject *rules_arg = NULL, *exact = NULL, *planes = NULL, *rules = NULL;
     sw_compound_fields *fields;
@@ -128,8 +128,7 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
                                         &rules_arg)) {
         return -1;
     }
-    if (st->block_scaled_type != NULL
-        && PyObject_TypeCheck(self, st->block_scaled_type)) {
+    if (d->kind == SW_KIND_BLOCK_SCALED) {
         PyErr_Format(PyExc_TypeError,
                      "%s: a %s derives its planes and rules from its element "
                      "and levels; call BlockScaledDType.__init__(name, *, "
@@ -175,7 +174,7 @@ error:
 /* ("CompoundDType", ("supertype", <ref> | "none"),
  *  ("simple_types", (<ref>, ...)),
  *  ("representation_rules", (<rule structure>, ...))) */
-PyObject *
+static PyObject *
 sw_compound_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *supertype = NULL, *planes = NULL, *rules = NULL;
@@ -225,7 +224,7 @@ error:
 static PyObject *
 sw_compound_get_simple_types(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_COMPOUND, 0,
+    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_COMPOUND,
                                              "CompoundDType.simple_types");
 
     return d ? Py_NewRef(d->compound->simple_types) : NULL;
@@ -234,7 +233,7 @@ sw_compound_get_simple_types(PyObject *self, void *Py_UNUSED(closure))
 static PyObject *
 sw_compound_get_num_carriers(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_COMPOUND, 0,
+    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_COMPOUND,
                                              "CompoundDType.num_carriers");
 
     return d ? PyLong_FromSsize_t(PyTuple_GET_SIZE(d->compound->simple_types)) : NULL;
@@ -243,7 +242,7 @@ sw_compound_get_num_carriers(PyObject *self, void *Py_UNUSED(closure))
 static PyObject *
 sw_compound_get_rules(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_COMPOUND, 0,
+    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_COMPOUND,
                                              "CompoundDType.representation_rules");
 
     return d ? Py_NewRef(d->compound->rules) : NULL;
@@ -261,31 +260,11 @@ static PyGetSetDef sw_compound_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-int
-sw_compound_fill_namespace(sw_state *st, PyObject *ns)
+static int
+sw_compound_has_fields(sw_descriptor *d)
 {
-    PyObject *obj;
-    PyGetSetDef *def;
-
-    for (def = sw_compound_getset; def->name != NULL; def++) {
-        obj = PyDescr_NewGetSet(st->base_type, def);
-        if (obj == NULL || PyDict_SetItemString(ns, def->name, obj) < 0) {
-            Py_XDECREF(obj);
-            return -1;
-        }
-        Py_DECREF(obj);
-    }
-    obj = PyUnicode_FromString(
-        "Abstract base of compound dtypes: a logical value stored in several "
-        "simple-dtype planes, constrained by representation rules.  "
-        "Subclass it with abstract=False and call super().__init__(...).  "
-        "A compound dtype is never itself a homogeneous storage dtype.");
-    if (obj == NULL || PyDict_SetItemString(ns, "__doc__", obj) < 0) {
-        Py_XDECREF(obj);
-        return -1;
-    }
-    Py_DECREF(obj);
-    return 0;
+    return d->compound != NULL && d->compound->simple_types != NULL
+           && d->compound->rules != NULL;
 }
 
 /* The C type that carries CompoundDType's __init__ as a tp_init slot, so that
@@ -310,10 +289,20 @@ static PyType_Spec sw_compound_init_spec = {
     .slots = sw_compound_init_slots,
 };
 
-int
-sw_compound_init_create_type(PyObject *module, sw_state *st)
-{
-    st->compound_init_type = (PyTypeObject *)PyType_FromModuleAndSpec(
-        module, &sw_compound_init_spec, (PyObject *)st->base_type);
-    return st->compound_init_type ? 0 : -1;
-}
+const sw_kind_def sw_compound_kind = {
+    .kind = SW_KIND_COMPOUND,
+    .parent = SW_KIND_NONE,
+    .class_name = "CompoundDType",
+    .label = "compound",
+    .doc = "Abstract base of compound dtypes: a logical value stored in "
+           "several simple-dtype planes, constrained by representation "
+           "rules.  Subclass it with abstract=False and call "
+           "super().__init__(...).  A compound dtype is never itself a "
+           "homogeneous storage dtype.",
+    .abstract = 1,
+    .unique_by_structure = NULL,
+    .init_spec = &sw_compound_init_spec,
+    .getsets = sw_compound_getset,
+    .contract = sw_compound_contract,
+    .has_fields = sw_compound_has_fields,
+};

@@ -15,18 +15,25 @@
 
 #include <structmember.h>
 
-static sw_state *
-sw_descriptor_state(PyObject *self)
-{
-    /* Every descriptor's type was made by the metaclass (meta.c). */
-    return ((sw_type *)Py_TYPE(self))->state;
-}
-
 static const char *
 sw_type_short_name(PyObject *obj)
 {
     return _PyType_Name(Py_TYPE(obj));
 }
+
+/* The members the model owns on every descriptor (a subclass may not
+ * define them); each kind adds its accessors' names (kind.h). */
+const char *const sw_descriptor_owned_names[] = {
+    "name", "value", "supertype", "supertypes", "is_subtype_of",
+    "is_category", "is_simple", "is_compound", "structure", "from_name",
+    "registered", "is_opaque_storage",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+    "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
+    "__copy__", "__deepcopy__", "__getattribute__", "__getattr__",
+    "__setattr__", "__delattr__", "__new__", "__repr__", "__class__",
+    "__str__", "__format__",
+    NULL,
+};
 
 /* ---- lifecycle checks ------------------------------------------------------ */
 
@@ -59,42 +66,21 @@ sw_descriptor_check_usable(sw_descriptor *d)
  * naming the accessor and the receiver for another kind; ValueError for a
  * rejected or uninitialized descriptor.  Borrowed, or NULL. */
 sw_descriptor *
-sw_descriptor_of_kind(PyObject *self, sw_kind kind, int block_scaled,
-                      const char *accessor)
+sw_descriptor_of_kind(PyObject *self, sw_kind kind, const char *accessor)
 {
     sw_descriptor *d = (sw_descriptor *)self;
-    int fits;
+    const sw_kind_def *def = sw_kind_table[kind];
 
-    switch (kind) {
-    case SW_KIND_SIMPLE:
-        fits = d->kind == SW_KIND_SIMPLE;
-        break;
-    case SW_KIND_COMPOUND:
-        fits = d->kind == SW_KIND_COMPOUND
-               && (!block_scaled
-                   || PyObject_TypeCheck(self, sw_descriptor_state(self)
-                                                   ->block_scaled_type));
-        break;
-    default:
-        fits = d->kind == kind;
-    }
-    if (!fits) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s: expected %s, got %R", accessor,
-                     block_scaled ? "a BlockScaledDType"
-                     : kind == SW_KIND_SIMPLE ? "a SimpleDType"
-                     : kind == SW_KIND_COMPOUND ? "a CompoundDType"
-                     : "a DTypeCategory", self);
+    if (!sw_kind_within(d->kind, kind)) {
+        PyErr_Format(PyExc_TypeError, "%s: expected a %s, got %R", accessor,
+                     def->class_name, self);
         return NULL;
     }
     if (sw_descriptor_check_usable(d) < 0) {
         return NULL;
     }
     /* Usable means the kind's __init__ ran to the end and set its fields. */
-    if ((kind == SW_KIND_SIMPLE && d->bits == NULL)
-        || (kind == SW_KIND_COMPOUND
-            && (d->compound == NULL || d->compound->simple_types == NULL
-                || (block_scaled && d->compound->element == NULL)))) {
+    if (!def->has_fields(d)) {
         PyErr_Format(PyExc_SystemError, "%s: %R lacks its fields", accessor,
                      self);
         return NULL;
@@ -141,7 +127,7 @@ sw_begin_init_check(sw_descriptor *d, sw_kind kind, const char *funcname)
                      sw_type_short_name((PyObject *)d));
         return -1;
     }
-    if (d->kind != kind) {
+    if (!sw_kind_within(d->kind, kind)) {
         PyErr_Format(PyExc_TypeError,
                      "%s: expected self to be an instance of the class that "
                      "defines it, got a %s", funcname,
@@ -510,6 +496,7 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
     PyObject *contract = NULL, *ext = NULL, *encoded = NULL;
     PyObject *field = NULL, *structure = NULL, *existing = NULL;
     PyObject *shared;   /* an equal registered structure (owned by d once set) */
+    const sw_kind_def *kind;
     Py_ssize_t i, n;
     int status;
 
@@ -520,22 +507,12 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
                      "nothing was registered", _PyType_Name(Py_TYPE(d)));
         return -1;
     }
-    switch (d->kind) {
-    case SW_KIND_CATEGORY:
-        contract = sw_category_contract(st, d);
-        break;
-    case SW_KIND_SIMPLE:
-        contract = sw_simple_contract(st, d);
-        break;
-    case SW_KIND_COMPOUND:
-        contract = sw_descriptor_is_block_scaled(d)
-                   ? sw_block_scaled_contract(st, d)
-                              : sw_compound_contract(st, d);
-        break;
-    default:
+    if (d->kind <= SW_KIND_NONE || d->kind >= SW_KIND_COUNT) {
         PyErr_SetString(PyExc_SystemError, "descriptor without a kind");
         return -1;
     }
+    kind = sw_kind_table[d->kind];
+    contract = kind->contract(st, d);
     if (contract == NULL) {
         return -1;
     }
@@ -575,9 +552,8 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
     }
     structure = NULL;
 
-    /* Block-scaled dtypes are unique by structure too. */
     status = sw_registry_publish(&st->registry, d, st->owned_names,
-                                 sw_descriptor_is_block_scaled(d)
+                                 kind->unique_by_structure
                                      ? d->structure : NULL, &existing);
     if (status < 0) {
         goto error;
@@ -600,12 +576,10 @@ sw_descriptor_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
     if (status == 2) {
         PyErr_Format(PyExc_ValueError,
                      "%s %R duplicates the representation of the registered "
-                     "%R: a block-scaled format with the same element, "
-                     "levels and structure_extension() is already "
-                     "registered (add a structure_extension() to describe a "
-                     "different format); nothing was registered",
+                     "%R: %s; nothing was registered",
                      _PyType_Name(Py_TYPE(d)), d->name,
-                     ((sw_descriptor *)existing)->name);
+                     ((sw_descriptor *)existing)->name,
+                     kind->unique_by_structure);
         Py_DECREF(existing);
         goto error;
     }
@@ -734,7 +708,7 @@ sw_base_setattro(PyObject *self, PyObject *name, PyObject *value)
                      value ? "set" : "delete", name, self);
         return -1;
     }
-    st = sw_descriptor_state(self);
+    st = sw_state_of_type(Py_TYPE(self));
     if (sw_state_check(st) < 0) {
         return -1;
     }
@@ -845,7 +819,7 @@ static PyObject *
 sw_is_subtype_of(PyObject *self, PyObject *other)
 {
     sw_descriptor *d = (sw_descriptor *)self;
-    sw_state *st = sw_descriptor_state(self);
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
 
     if (sw_state_check(st) < 0) {
         return NULL;
@@ -874,7 +848,7 @@ sw_kind_is(PyObject *self, sw_kind kind)
     if (sw_descriptor_check_usable(d) < 0) {
         return NULL;
     }
-    return PyBool_FromLong(d->kind == kind);
+    return PyBool_FromLong(sw_kind_within(d->kind, kind));
 }
 
 static PyObject *
@@ -916,7 +890,7 @@ static PyObject *
 sw_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     sw_descriptor *d = (sw_descriptor *)self;
-    sw_state *st = sw_descriptor_state(self);
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
 
     if (sw_state_check(st) < 0
         || sw_descriptor_check_finished(d, "pickling") < 0) {
@@ -988,7 +962,7 @@ sw_deepcopy(PyObject *self, PyObject *Py_UNUSED(memo))
 static PyObject *
 sw_from_name(PyObject *cls, PyObject *name)
 {
-    sw_state *st = sw_state_from_class((PyTypeObject *)cls);
+    sw_state *st = sw_state_of_type((PyTypeObject *)cls);
     PyObject *exact, *found;
 
     if (st == NULL || sw_state_check(st) < 0) {
@@ -1025,7 +999,7 @@ sw_from_name(PyObject *cls, PyObject *name)
 static PyObject *
 sw_registered(PyObject *cls, PyObject *Py_UNUSED(ignored))
 {
-    sw_state *st = sw_state_from_class((PyTypeObject *)cls);
+    sw_state *st = sw_state_of_type((PyTypeObject *)cls);
 
     if (st == NULL) {
         return NULL;

@@ -10,14 +10,14 @@
 static sw_state *
 sw_level_state(PyObject *self)
 {
-    return PyType_GetModuleState(Py_TYPE(self));
+    return sw_state_of_type(Py_TYPE(self));
 }
 
 static PyObject *
 sw_level_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"scale", "block", NULL};
-    sw_state *st = PyType_GetModuleState(type);
+    sw_state *st = sw_state_of_type(type);
     PyObject *scale, *block, *exact;
     sw_level *self;
 

@@ -19,7 +19,7 @@ sw_le_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"level", "extent", NULL};
     sw_level_extent *le = (sw_level_extent *)self;
-    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *level, *extent;
 
     if (sw_state_check(st) < 0) {
@@ -233,7 +233,7 @@ static PyObject *
 sw_le_validate(PyObject *self, PyObject *context)
 {
     sw_level_extent *le = (sw_level_extent *)self;
-    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *label = NULL, *layouts = NULL, *shapes = NULL, *src = NULL;
     PyObject *dst = NULL, *preimage = NULL, *expected = NULL, *result = NULL;
     Py_ssize_t level, nlayouts;

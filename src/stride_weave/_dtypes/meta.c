@@ -575,14 +575,17 @@ sw_meta_inherited_kind(PyTypeObject *meta, PyObject *bases, const char *clsname,
         if (t->kind == SW_KIND_NONE) {
             continue;
         }
-        if (*kind != SW_KIND_NONE && *kind != t->kind) {
+        if (sw_kind_within(t->kind, *kind)) {
+            *kind = t->kind;    /* the same kind, or one refining it */
+            continue;
+        }
+        if (!sw_kind_within(*kind, t->kind)) {
             PyErr_Format(PyExc_TypeError,
                          "class %s: a descriptor class can have only one "
                          "kind (DTypeCategory, SimpleDType or CompoundDType); "
                          "its bases mix several", clsname);
             return -1;
         }
-        *kind = t->kind;
     }
     return 0;
 }
@@ -629,9 +632,15 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
         goto error;
     }
     {
-        PyTypeObject *const model_types[] = {
-            st->base_type, st->category_init_type, st->simple_init_type,
-            st->compound_init_type, st->block_scaled_init_type, NULL};
+        /* The C layout and every kind's __init__ carrier. */
+        PyTypeObject *model_types[SW_KIND_COUNT + 1];
+        int k;
+
+        model_types[0] = st->base_type;
+        for (k = SW_KIND_NONE + 1; k < SW_KIND_COUNT; k++) {
+            model_types[k] = st->kind_init_types[k];
+        }
+        model_types[SW_KIND_COUNT] = NULL;
         cls = sw_meta_build_class(meta, st, st->owned_names, model_types,
                                   name, bases, ns, rest, kind, abstract);
     }

@@ -8,22 +8,14 @@
  */
 #include "sw_internal.h"
 
+#include <stddef.h>       /* offsetof */
+
+/* sw_state_of_type reads a class's state through the shared head. */
+_Static_assert(offsetof(sw_type, state) == offsetof(sw_class_head, state),
+               "sw_type must start with sw_class_head's fields");
+
 /* Versioned: a future incompatible layout gets its own graph key. */
 #define SW_INTERP_KEY "stride_weave._dtypes.graph.v1"
-
-static const char *const sw_owned_member_names[] = {
-    "name", "value", "supertype", "supertypes", "is_subtype_of",
-    "is_category", "is_simple", "is_compound", "structure", "from_name",
-    "registered", "bits", "simple_types", "num_carriers",
-    "representation_rules", "element", "levels", "num_axes",
-    "bits_per_element", "is_opaque_storage",
-    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
-    "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__",
-    "__copy__", "__deepcopy__", "__getattribute__", "__getattr__",
-    "__setattr__", "__delattr__", "__new__", "__repr__", "__class__",
-    "__str__", "__format__",
-    NULL,
-};
 
 static const char *const sw_rule_owned_member_names[] = {
     "structure", "__setattr__", "__delattr__", "__getattribute__",
@@ -79,26 +71,6 @@ static const sw_builtin_block_scaled sw_builtin_block_scaled_formats[] = {
     {NULL, NULL, {{NULL, 0}}, 0},
 };
 
-static sw_state *
-sw_get_state(PyObject *module)
-{
-    return (sw_state *)PyModule_GetState(module);
-}
-
-/* The state of the graph a class belongs to: descriptor and rule classes
- * carry it; the C layout types find it through their module. */
-sw_state *
-sw_state_from_class(PyTypeObject *cls)
-{
-    PyObject *module;
-
-    if (sw_is_descriptor_class(cls) || sw_is_rule_class(cls)) {
-        return ((sw_type *)cls)->state;
-    }
-    module = PyType_GetModuleByDef(cls, &sw_module_def);   /* borrowed */
-    return module ? sw_get_state(module) : NULL;
-}
-
 /* The state of the current interpreter's graph (borrowed), or NULL with
  * RuntimeError when stride_weave._dtypes was never imported here: the C
  * API reaches the registry this way (capi.c). */
@@ -117,7 +89,7 @@ sw_state_current(void)
                         "interpreter");
         return NULL;
     }
-    return sw_get_state(first);
+    return sw_state_of_module(first);
 }
 
 /* 0 while the graph is alive; -1 with RuntimeError once the module state
@@ -133,44 +105,62 @@ sw_state_check(sw_state *st)
     return 0;
 }
 
-static PyObject *
-sw_frozenset_of(const char *const *names)
+static int
+sw_set_add_name(PyObject *set, const char *name)
 {
-    PyObject *set = PySet_New(NULL), *frozen;
+    PyObject *s = PyUnicode_InternFromString(name);
+    int status = s ? PySet_Add(set, s) : -1;
+
+    Py_XDECREF(s);
+    return status;
+}
+
+/* A frozenset of interned names: `names` (NULL-terminated), plus, when
+ * `kinds` is set, the accessor names of every kind (kind.h). */
+static PyObject *
+sw_owned_set(const char *const *names, int kinds)
+{
+    PyObject *set = PySet_New(NULL), *frozen = NULL;
     const char *const *p;
+    int k;
 
     if (set == NULL) {
         return NULL;
     }
     for (p = names; *p != NULL; p++) {
-        PyObject *s = PyUnicode_InternFromString(*p);
-        if (s == NULL || PySet_Add(set, s) < 0) {
-            Py_XDECREF(s);
-            Py_DECREF(set);
-            return NULL;
+        if (sw_set_add_name(set, *p) < 0) {
+            goto done;
         }
-        Py_DECREF(s);
+    }
+    for (k = SW_KIND_NONE + 1; kinds && k < SW_KIND_COUNT; k++) {
+        PyGetSetDef *g;
+        for (g = sw_kind_table[k]->getsets; g->name != NULL; g++) {
+            if (sw_set_add_name(set, g->name) < 0) {
+                goto done;
+            }
+        }
     }
     frozen = PyFrozenSet_New(set);
+done:
     Py_DECREF(set);
     return frozen;
 }
 
 /* ---- building the model ---------------------------------------------------- */
 
+/* One of the model's classes: `bases`, a namespace of `doc`, the
+ * accessors `getsets` (NULL-terminated, or NULL) bound to the C layout,
+ * and `fill` (or NULL) for the rest. */
 static PyTypeObject *
-sw_make_class(sw_state *st, const char *name, PyTypeObject *base,
-              PyTypeObject *init_base, int abstract, sw_kind kind,
-              int (*fill)(sw_state *, PyObject *), const char *doc)
+sw_make_class(sw_state *st, const char *name, PyObject *bases, int abstract,
+              sw_kind kind, const char *doc, PyGetSetDef *getsets,
+              int (*fill)(sw_state *, PyObject *))
 {
-    /* init_base: the C type whose tp_init is this kind's __init__. */
-    PyObject *bases = init_base ? PyTuple_Pack(2, base, init_base)
-                                : PyTuple_Pack(1, base);
     PyObject *ns = PyDict_New();
     PyObject *cls = NULL;
 
-    if (bases == NULL || ns == NULL) {
-        goto done;
+    if (ns == NULL) {
+        return NULL;
     }
     if (doc != NULL) {
         PyObject *text = PyUnicode_FromString(doc);
@@ -179,6 +169,15 @@ sw_make_class(sw_state *st, const char *name, PyTypeObject *base,
             goto done;
         }
         Py_DECREF(text);
+    }
+    for (; getsets != NULL && getsets->name != NULL; getsets++) {
+        PyObject *descr = PyDescr_NewGetSet(st->base_type, getsets);
+        if (descr == NULL
+            || PyDict_SetItemString(ns, getsets->name, descr) < 0) {
+            Py_XDECREF(descr);
+            goto done;
+        }
+        Py_DECREF(descr);
     }
     if (fill != NULL && fill(st, ns) < 0) {
         goto done;
@@ -190,9 +189,46 @@ sw_make_class(sw_state *st, const char *name, PyTypeObject *base,
     }
     cls = sw_meta_create_model_class(st, name, bases, ns, abstract, kind);
 done:
-    Py_XDECREF(bases);
-    Py_XDECREF(ns);
+    Py_DECREF(ns);
     return (PyTypeObject *)cls;
+}
+
+/* Each kind's __init__ carrier and model class, in table order (a parent
+ * before the kinds refining it).  A kind's class derives from DType and its
+ * init carrier; a refining kind puts its carrier first, so its __init__
+ * wins over the parent's. */
+static int
+sw_make_kind_classes(PyObject *module, sw_state *st)
+{
+    int k;
+
+    for (k = SW_KIND_NONE + 1; k < SW_KIND_COUNT; k++) {
+        const sw_kind_def *def = sw_kind_table[k];
+        PyTypeObject *init, *parent;
+        PyObject *bases;
+
+        init = (PyTypeObject *)PyType_FromModuleAndSpec(
+            module, def->init_spec, (PyObject *)st->base_type);
+        if (init == NULL) {
+            return -1;
+        }
+        st->kind_init_types[k] = init;
+        parent = def->parent == SW_KIND_NONE ? st->dtype_type
+                                             : st->kind_types[def->parent];
+        bases = def->parent == SW_KIND_NONE ? PyTuple_Pack(2, parent, init)
+                                            : PyTuple_Pack(2, init, parent);
+        if (bases == NULL) {
+            return -1;
+        }
+        st->kind_types[k] = sw_make_class(st, def->class_name, bases,
+                                          def->abstract, (sw_kind)k, def->doc,
+                                          def->getsets, NULL);
+        Py_DECREF(bases);
+        if (st->kind_types[k] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int
@@ -214,11 +250,11 @@ sw_install_builtins(sw_state *st)
         }
         /* The real constructors: built-ins take the same path as users. */
         if (b->bits == 0) {
-            cls = (PyObject *)st->category_type;
+            cls = (PyObject *)st->kind_types[SW_KIND_CATEGORY];
             kwargs = Py_BuildValue("{s:O}", "supertype", supertype);
         }
         else {
-            cls = (PyObject *)st->simple_type;
+            cls = (PyObject *)st->kind_types[SW_KIND_SIMPLE];
             kwargs = Py_BuildValue("{s:l,s:O}", "bits", b->bits,
                                    "supertype", supertype);
         }
@@ -282,7 +318,8 @@ sw_make_builtin_block_scaled(sw_state *st, const sw_builtin_block_scaled *b)
     args = Py_BuildValue("(s)", b->name);
     kwargs = Py_BuildValue("{s:O,s:O}", "element", element, "levels", levels);
     if (args != NULL && kwargs != NULL) {
-        obj = PyObject_Call((PyObject *)st->block_scaled_type, args, kwargs);
+        obj = PyObject_Call((PyObject *)st->kind_types[SW_KIND_BLOCK_SCALED],
+                            args, kwargs);
     }
 done:
     Py_XDECREF(levels);
@@ -314,6 +351,8 @@ sw_install_builtin_block_scaled(sw_state *st)
 static int
 sw_build_graph(PyObject *module, sw_state *st)
 {
+    PyObject *bases;
+
     st->empty_tuple = PyTuple_New(0);
     st->str_structure_extension = PyUnicode_InternFromString("structure_extension");
     st->str_module = PyUnicode_InternFromString("__module__");
@@ -324,8 +363,8 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (st->structures == NULL || st->chains == NULL || st->refs == NULL) {
         return -1;
     }
-    st->owned_names = sw_frozenset_of(sw_owned_member_names);
-    st->rule_owned_names = sw_frozenset_of(sw_rule_owned_member_names);
+    st->owned_names = sw_owned_set(sw_descriptor_owned_names, 1);
+    st->rule_owned_names = sw_owned_set(sw_rule_owned_member_names, 0);
     if (st->empty_tuple == NULL || st->str_structure_extension == NULL
         || st->str_module == NULL || st->str_name == NULL
         || sw_pickle_init_policy(st) < 0 || sw_structure_labels_init(st) < 0
@@ -335,7 +374,8 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (sw_registry_init(&st->registry) < 0) {
         return -1;
     }
-    if (PyModule_AddFunctions(module, sw_pickle_methods) < 0) {
+    if (PyModule_AddFunctions(module, sw_pickle_methods) < 0
+        || PyModule_AddFunctions(module, sw_kind_methods) < 0) {
         return -1;
     }
     st->reconstruct = PyObject_GetAttrString(module, "_reconstruct");
@@ -354,69 +394,31 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (st->class_bound_type == NULL) {
         return -1;
     }
-    if (sw_whole_create(module, st) < 0 || sw_rule_create_types(module, st) < 0) {
-        return -1;
-    }
-    st->dtype_type = sw_make_class(
-        st, "DType", st->base_type, NULL, 1, SW_KIND_NONE,
-        sw_dtype_fill_namespace,
-        "Abstract base of every dtype descriptor.\n\n"
-        "A descriptor is an immutable, registered singleton: the process-"
-        "local identity of one dtype category or representation, compared "
-        "by identity.  The built-ins are attributes of this class "
-        "(DType.Float32, DType.Floating, ...); extensions are reached "
-        "through DType.from_name() and DType.registered().");
-    if (st->dtype_type == NULL) {
-        return -1;
-    }
-    if (sw_category_init_create_type(module, st) < 0
-        || sw_simple_init_create_type(module, st) < 0
-        || sw_compound_init_create_type(module, st) < 0) {
-        return -1;
-    }
-    st->category_type = sw_make_class(st, "DTypeCategory", st->dtype_type,
-                                      st->category_init_type, 0,
-                                      SW_KIND_CATEGORY,
-                                      sw_category_fill_namespace, NULL);
-    if (st->category_type == NULL) {
-        return -1;
-    }
-    st->simple_type = sw_make_class(st, "SimpleDType", st->dtype_type,
-                                    st->simple_init_type, 0,
-                                    SW_KIND_SIMPLE, sw_simple_fill_namespace,
-                                    NULL);
-    if (st->simple_type == NULL) {
-        return -1;
-    }
-    st->compound_type = sw_make_class(st, "CompoundDType", st->dtype_type,
-                                      st->compound_init_type, 1,
-                                      SW_KIND_COMPOUND,
-                                      sw_compound_fill_namespace, NULL);
-    if (st->compound_type == NULL) {
-        return -1;
-    }
-    if (sw_level_create_type(module, st) < 0
+    if (sw_whole_create(module, st) < 0 || sw_rule_create_types(module, st) < 0
+        || sw_level_create_type(module, st) < 0
         || sw_symbolic_create_type(module, st) < 0
-        || sw_level_extent_create_type(module, st) < 0
-        || sw_block_scaled_init_create_type(module, st) < 0) {
+        || sw_level_extent_create_type(module, st) < 0) {
         return -1;
     }
     st->level_extent_cache = sw_private_dict_new();
     if (st->level_extent_cache == NULL) {
         return -1;
     }
-    /* _BlockScaledInit first, so its __init__ wins over CompoundDType's. */
-    st->block_scaled_type = sw_make_class(
-        st, "BlockScaledDType", st->block_scaled_init_type,
-        st->compound_type, 0, SW_KIND_COMPOUND,
-        sw_block_scaled_fill_namespace,
-        "A concrete compound dtype whose logical value is the encoded "
-        "element times one scale from each level (OCP Microscaling MX "
-        "formats, NVFP4).  Its planes are (element, *scales), its rules "
-        "one LevelExtent per level, its supertype DType.Any.  Unique by "
-        "structure: the same element and levels cannot be registered "
-        "twice, under any name or implementation subclass.");
-    if (st->block_scaled_type == NULL) {
+    bases = PyTuple_Pack(1, st->base_type);
+    if (bases == NULL) {
+        return -1;
+    }
+    st->dtype_type = sw_make_class(
+        st, "DType", bases, 1, SW_KIND_NONE,
+        "Abstract base of every dtype descriptor.\n\n"
+        "A descriptor is an immutable, registered singleton: the process-"
+        "local identity of one dtype category or representation, compared "
+        "by identity.  The built-ins are attributes of this class "
+        "(DType.Float32, DType.Floating, ...); extensions are reached "
+        "through DType.from_name() and DType.registered().",
+        NULL, sw_dtype_fill_namespace);
+    Py_DECREF(bases);
+    if (st->dtype_type == NULL || sw_make_kind_classes(module, st) < 0) {
         return -1;
     }
     if (sw_install_builtins(st) < 0
@@ -433,10 +435,6 @@ sw_export(PyObject *module, sw_state *st)
     struct { const char *name; PyObject *obj; } exports[] = {
         {"DTypeMeta", (PyObject *)st->meta_type},
         {"DType", (PyObject *)st->dtype_type},
-        {"DTypeCategory", (PyObject *)st->category_type},
-        {"SimpleDType", (PyObject *)st->simple_type},
-        {"CompoundDType", (PyObject *)st->compound_type},
-        {"BlockScaledDType", (PyObject *)st->block_scaled_type},
         {"RuleMeta", (PyObject *)st->rule_meta_type},
         {"RepresentationRule", (PyObject *)st->rule_type},
         {"LevelExtent", (PyObject *)st->level_extent_type},
@@ -453,7 +451,13 @@ sw_export(PyObject *module, sw_state *st)
             return -1;
         }
     }
-    return 0;
+    for (i = SW_KIND_NONE + 1; i < SW_KIND_COUNT; i++) {
+        if (PyModule_AddObjectRef(module, sw_kind_table[i]->class_name,
+                                  (PyObject *)st->kind_types[i]) < 0) {
+            return -1;
+        }
+    }
+    return sw_kind_add_exports(module, st);
 }
 
 /* A re-import: take every public object of the first module, so that
@@ -492,7 +496,7 @@ sw_adopt(PyObject *module, PyObject *first)
 static int
 sw_exec(PyObject *module)
 {
-    sw_state *st = sw_get_state(module);
+    sw_state *st = sw_state_of_module(module);
     PyObject *interp_dict = PyInterpreterState_GetDict(PyInterpreterState_Get());
     PyObject *first;
 
@@ -512,58 +516,79 @@ sw_exec(PyObject *module)
     return PyDict_SetItemString(interp_dict, SW_INTERP_KEY, module);
 }
 
+/* ---- the state's references ------------------------------------------------ */
+
+/* Every object the state holds, in the order sw_clear releases them (the
+ * metaclasses and C layouts last).  sw_traverse and sw_clear both walk this
+ * list, and the test suite checks it against sw_state's fields (state.h),
+ * so a field cannot be forgotten by one of them. */
+typedef struct {
+    size_t offset;
+    int count;      /* an array of `count` references */
+    int private;    /* a private table: traverse visits its entries only */
+} sw_state_field;
+
+static const sw_state_field sw_state_fields[] = {
+    {offsetof(sw_state, dtype_type), 1, 0},
+    {offsetof(sw_state, kind_types), SW_KIND_COUNT, 0},
+    {offsetof(sw_state, kind_init_types), SW_KIND_COUNT, 0},
+    {offsetof(sw_state, level_extent_cache), 1, 1},
+    {offsetof(sw_state, structures), 1, 1},
+    {offsetof(sw_state, chains), 1, 1},
+    {offsetof(sw_state, refs), 1, 1},
+    {offsetof(sw_state, level_extent_type), 1, 0},
+    {offsetof(sw_state, rule_type), 1, 0},
+    {offsetof(sw_state, whole), 1, 0},
+    {offsetof(sw_state, reconstruct), 1, 0},
+    {offsetof(sw_state, owned_names), 1, 0},
+    {offsetof(sw_state, rule_owned_names), 1, 0},
+    {offsetof(sw_state, labels), SW_LABEL_COUNT, 0},
+    {offsetof(sw_state, empty_extension), 1, 0},
+    {offsetof(sw_state, empty_tuple), 1, 0},
+    {offsetof(sw_state, str_structure_extension), 1, 0},
+    {offsetof(sw_state, str_module), 1, 0},
+    {offsetof(sw_state, str_name), 1, 0},
+    {offsetof(sw_state, import_policy), 1, 0},
+    {offsetof(sw_state, whole_type), 1, 0},
+    {offsetof(sw_state, level_type), 1, 0},
+    {offsetof(sw_state, symbolic_type), 1, 0},
+    {offsetof(sw_state, rule_base_type), 1, 0},
+    {offsetof(sw_state, rule_meta_type), 1, 0},
+    {offsetof(sw_state, base_type), 1, 0},
+    {offsetof(sw_state, class_bound_type), 1, 0},
+    {offsetof(sw_state, meta_type), 1, 0},
+};
+
+/* The address of reference i of field f in `st`. */
+static PyObject **
+sw_state_slot(sw_state *st, const sw_state_field *f, int i)
+{
+    return (PyObject **)((char *)st + f->offset) + i;
+}
+
 static int
 sw_traverse(PyObject *module, visitproc visit, void *arg)
 {
-    sw_state *st = sw_get_state(module);
+    sw_state *st = sw_state_of_module(module);
+    size_t n;
+    int i;
 
     if (st == NULL) {
         return 0;
     }
-    {
-        /* Private tables: their entries, never the dicts themselves. */
-        PyObject *const tables[] = {st->level_extent_cache, st->structures,
-                                    st->chains, st->refs};
-        size_t i;
-        for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-            int err = sw_private_traverse(tables[i], visit, arg);
-            if (err) {
-                return err;
+    for (n = 0; n < Py_ARRAY_LENGTH(sw_state_fields); n++) {
+        const sw_state_field *f = &sw_state_fields[n];
+        for (i = 0; i < f->count; i++) {
+            PyObject *obj = *sw_state_slot(st, f, i);
+            if (f->private) {
+                int err = sw_private_traverse(obj, visit, arg);
+                if (err) {
+                    return err;
+                }
             }
-        }
-    }
-    Py_VISIT(st->meta_type);
-    Py_VISIT(st->base_type);
-    Py_VISIT(st->class_bound_type);
-    Py_VISIT(st->dtype_type);
-    Py_VISIT(st->category_type);
-    Py_VISIT(st->simple_type);
-    Py_VISIT(st->compound_type);
-    Py_VISIT(st->block_scaled_type);
-    Py_VISIT(st->block_scaled_init_type);
-    Py_VISIT(st->level_extent_type);
-    Py_VISIT(st->category_init_type);
-    Py_VISIT(st->simple_init_type);
-    Py_VISIT(st->compound_init_type);
-    Py_VISIT(st->rule_meta_type);
-    Py_VISIT(st->rule_base_type);
-    Py_VISIT(st->rule_type);
-    Py_VISIT(st->whole_type);
-    Py_VISIT(st->level_type);
-    Py_VISIT(st->symbolic_type);
-    Py_VISIT(st->whole);
-    Py_VISIT(st->reconstruct);
-    Py_VISIT(st->owned_names);
-    Py_VISIT(st->rule_owned_names);
-    Py_VISIT(st->empty_tuple);
-    Py_VISIT(st->str_structure_extension);
-    Py_VISIT(st->str_module);
-    Py_VISIT(st->str_name);
-    Py_VISIT(st->import_policy);
-    {
-        int err = sw_structure_labels_traverse(st, visit, arg);
-        if (err) {
-            return err;
+            else {
+                Py_VISIT(obj);
+            }
         }
     }
     return sw_registry_traverse(&st->registry, visit, arg);
@@ -572,52 +597,27 @@ sw_traverse(PyObject *module, visitproc visit, void *arg)
 static int
 sw_clear(PyObject *module)
 {
-    sw_state *st = sw_get_state(module);
+    sw_state *st = sw_state_of_module(module);
+    size_t n;
+    int i;
 
     if (st == NULL) {
         return 0;
     }
     sw_registry_fini(&st->registry);
-    Py_CLEAR(st->dtype_type);
-    Py_CLEAR(st->category_type);
-    Py_CLEAR(st->simple_type);
-    Py_CLEAR(st->compound_type);
-    Py_CLEAR(st->block_scaled_type);
-    Py_CLEAR(st->block_scaled_init_type);
-    Py_CLEAR(st->level_extent_cache);
-    Py_CLEAR(st->structures);
-    Py_CLEAR(st->chains);
-    Py_CLEAR(st->refs);
-    Py_CLEAR(st->level_extent_type);
-    Py_CLEAR(st->category_init_type);
-    Py_CLEAR(st->simple_init_type);
-    Py_CLEAR(st->compound_init_type);
-    Py_CLEAR(st->rule_type);
-    Py_CLEAR(st->whole);
-    Py_CLEAR(st->reconstruct);
-    Py_CLEAR(st->owned_names);
-    Py_CLEAR(st->rule_owned_names);
-    sw_structure_labels_clear(st);
-    Py_CLEAR(st->empty_tuple);
-    Py_CLEAR(st->str_structure_extension);
-    Py_CLEAR(st->str_module);
-    Py_CLEAR(st->str_name);
-    Py_CLEAR(st->import_policy);
-    Py_CLEAR(st->whole_type);
-    Py_CLEAR(st->level_type);
-    Py_CLEAR(st->symbolic_type);
-    Py_CLEAR(st->rule_base_type);
-    Py_CLEAR(st->rule_meta_type);
-    Py_CLEAR(st->base_type);
-    Py_CLEAR(st->class_bound_type);
-    Py_CLEAR(st->meta_type);
+    for (n = 0; n < Py_ARRAY_LENGTH(sw_state_fields); n++) {
+        const sw_state_field *f = &sw_state_fields[n];
+        for (i = 0; i < f->count; i++) {
+            Py_CLEAR(*sw_state_slot(st, f, i));
+        }
+    }
     return 0;
 }
 
 static void
 sw_free(void *module)
 {
-    sw_state *st = sw_get_state((PyObject *)module);
+    sw_state *st = sw_state_of_module((PyObject *)module);
 
     (void)sw_clear((PyObject *)module);
     if (st != NULL) {

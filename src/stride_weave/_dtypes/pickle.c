@@ -406,7 +406,7 @@ sw_pickle_import_and_find(PyObject *module, sw_state *st, PyObject *name,
 static PyObject *
 sw_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    sw_state *st = PyModule_GetState(module);
+    sw_state *st = sw_state_of_module(module);
     PyObject *name, *structure, *hint = NULL, *exact = NULL, *found = NULL;
     PyObject *diff = NULL;
     sw_descriptor *d;
@@ -488,7 +488,7 @@ error:
 static PyObject *
 sw_unpickle_imports(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    sw_state *st = PyModule_GetState(module);
+    sw_state *st = sw_state_of_module(module);
 
     if (sw_state_check(st) < 0) {
         return NULL;
@@ -499,7 +499,7 @@ sw_unpickle_imports(PyObject *module, PyObject *Py_UNUSED(ignored))
 static PyObject *
 sw_set_unpickle_imports(PyObject *module, PyObject *allow)
 {
-    sw_state *st = PyModule_GetState(module);
+    sw_state *st = sw_state_of_module(module);
     PyObject *policy, *previous;
 
     if (sw_state_check(st) < 0) {

@@ -591,7 +591,7 @@ sw_registry_snapshot(sw_registry *r, PyTypeObject *cls)
     }
     if (cls != NULL && sw_is_descriptor_class(cls)) {
         t = (sw_type *)cls;
-        if (cls == t->state->dtype_type) {
+        if (cls == sw_state_of_type(cls)->dtype_type) {
             t = NULL;
             cls = NULL;
         }

@@ -49,7 +49,7 @@ sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
     static const char *const allowed[] = {"name", "bits", "supertype", NULL};
     static char *kwlist[] = {"name", "bits", "supertype", NULL};
     sw_descriptor *d = (sw_descriptor *)self;
-    sw_state *st = ((sw_type *)Py_TYPE(self))->state;
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *name = NULL, *bits = NULL, *supertype = NULL;
     PyObject *exact = NULL, *width = NULL;
 
@@ -87,7 +87,7 @@ error:
 }
 
 /* ("SimpleDType", ("bits", "int:<n>"), ("supertype", <ref>)) */
-PyObject *
+static PyObject *
 sw_simple_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *bits, *ref, *result;
@@ -110,36 +110,23 @@ sw_simple_contract(sw_state *st, sw_descriptor *d)
 static PyObject *
 sw_simple_get_bits(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_SIMPLE, 0,
+    sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_SIMPLE,
                                              "SimpleDType.bits");
 
     return d ? Py_NewRef(d->bits) : NULL;
 }
 
 
-static PyGetSetDef sw_simple_bits_def = {
-    "bits", sw_simple_get_bits, NULL,
-    PyDoc_STR("The exact encoding width in bits (an int)."), NULL,
+static PyGetSetDef sw_simple_getset[] = {
+    {"bits", sw_simple_get_bits, NULL,
+     PyDoc_STR("The exact encoding width in bits (an int)."), NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
-int
-sw_simple_fill_namespace(sw_state *st, PyObject *ns)
+static int
+sw_simple_has_fields(sw_descriptor *d)
 {
-    PyObject *bits = PyDescr_NewGetSet(st->base_type, &sw_simple_bits_def);
-    PyObject *doc = PyUnicode_FromString(
-        "A simple dtype: one fixed-width scalar encoding beneath a category. "
-        "Being simple classifies the encoding; it does not imply that any "
-        "carrier can store or execute it.");
-    int status = -1;
-
-    if (bits != NULL && doc != NULL
-        && PyDict_SetItemString(ns, "bits", bits) == 0
-        && PyDict_SetItemString(ns, "__doc__", doc) == 0) {
-        status = 0;
-    }
-    Py_XDECREF(bits);
-    Py_XDECREF(doc);
-    return status;
+    return d->bits != NULL;
 }
 
 /* The C type that carries SimpleDType's __init__ as a tp_init slot, so that
@@ -162,10 +149,18 @@ static PyType_Spec sw_simple_init_spec = {
     .slots = sw_simple_init_slots,
 };
 
-int
-sw_simple_init_create_type(PyObject *module, sw_state *st)
-{
-    st->simple_init_type = (PyTypeObject *)PyType_FromModuleAndSpec(
-        module, &sw_simple_init_spec, (PyObject *)st->base_type);
-    return st->simple_init_type ? 0 : -1;
-}
+const sw_kind_def sw_simple_kind = {
+    .kind = SW_KIND_SIMPLE,
+    .parent = SW_KIND_NONE,
+    .class_name = "SimpleDType",
+    .label = "simple",
+    .doc = "A simple dtype: one fixed-width scalar encoding beneath a "
+           "category. Being simple classifies the encoding; it does not "
+           "imply that any carrier can store or execute it.",
+    .abstract = 0,
+    .unique_by_structure = NULL,
+    .init_spec = &sw_simple_init_spec,
+    .getsets = sw_simple_getset,
+    .contract = sw_simple_contract,
+    .has_fields = sw_simple_has_fields,
+};

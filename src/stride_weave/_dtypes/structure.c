@@ -169,29 +169,6 @@ sw_structure_labels_init(sw_state *st)
     return st->empty_extension ? 0 : -1;
 }
 
-int
-sw_structure_labels_traverse(sw_state *st, visitproc visit, void *arg)
-{
-    int i;
-
-    for (i = 0; i < SW_LABEL_COUNT; i++) {
-        Py_VISIT(st->labels[i]);
-    }
-    Py_VISIT(st->empty_extension);
-    return 0;
-}
-
-void
-sw_structure_labels_clear(sw_state *st)
-{
-    int i;
-
-    for (i = 0; i < SW_LABEL_COUNT; i++) {
-        Py_CLEAR(st->labels[i]);
-    }
-    Py_CLEAR(st->empty_extension);
-}
-
 /* (<label>, value): steals nothing, returns a new ref. */
 PyObject *
 sw_structure_field(sw_state *st, sw_label label, PyObject *value)

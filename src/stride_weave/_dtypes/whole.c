@@ -9,7 +9,7 @@
 static PyObject *
 sw_whole_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    sw_state *st = PyType_GetModuleState(type);
+    sw_state *st = sw_state_of_type(type);
 
     if (st == NULL) {
         return NULL;

@@ -1,0 +1,50 @@
+/* compat.h: what every translation unit of stride_weave._dtypes needs
+ * first: Python.h, the oldest supported CPython, and the shims that let one
+ * source serve 3.11 to 3.13 and the free-threaded build.
+ */
+#ifndef SW_COMPAT_H
+#define SW_COMPAT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#if PY_VERSION_HEX < 0x030B0000
+#  error "stride_weave requires CPython 3.11 or newer"
+#endif
+
+#if PY_VERSION_HEX >= 0x030D0000
+#  define SW_HAVE_PYMUTEX 1
+#endif
+
+/* Free-threaded CPython (3.13t+, Py_GIL_DISABLED).  A per-object critical
+ * section guards what several threads may touch on one object: the user
+ * attributes of a descriptor or rule under construction and its sealing
+ * (attrs.c, registry.c, rule.c).  GIL builds (and 3.11/3.12, which have no
+ * critical sections) get a plain block.  The lifecycle flags
+ * (build_state, initialized) are written with release and read with
+ * acquire ordering, so a thread that sees a descriptor finished (or
+ * initialized) also sees every field written before. */
+#if PY_VERSION_HEX < 0x030D0000
+#  define Py_BEGIN_CRITICAL_SECTION(op) { (void)(op);
+#  define Py_END_CRITICAL_SECTION() }
+#endif
+#ifdef Py_GIL_DISABLED
+/* int (rules) or unsigned char (descriptors); 3.13 has no acquire/release
+ * for uint8, so those use the sequentially consistent (stronger) forms. */
+#  define SW_LOAD_FLAG(field) _Generic((field), \
+       int: _Py_atomic_load_int_acquire((const int *)&(field)), \
+       default: _Py_atomic_load_uint8((const uint8_t *)&(field)))
+#  define SW_STORE_FLAG(field, value) _Generic((field), \
+       int: _Py_atomic_store_int_release((int *)&(field), (int)(value)), \
+       default: _Py_atomic_store_uint8((uint8_t *)&(field), (uint8_t)(value)))
+#else
+#  define SW_LOAD_FLAG(field) (field)
+#  define SW_STORE_FLAG(field, value) ((void)((field) = (value)))
+#endif
+
+/* Cast a function with another PyCFunction signature to PyCFunction
+ * without -Wcast-function-type complaining (as CPython's _PyCFunction_CAST). */
+#define SW_CFUNC(func) ((PyCFunction)(void (*)(void))(func))
+
+#endif /* SW_COMPAT_H */

@@ -1,0 +1,96 @@
+/* state.h: the module state, one per interpreter's descriptor graph
+ * (module.c), and the only ways to reach it:
+ *   sw_state_of_type(tp)     from any type the module defines, and so from
+ *                            any of its objects (sw_state_of_type(Py_TYPE(o)));
+ *   sw_state_of_module(m)    from the module object (module functions);
+ *   sw_state_current()       from nowhere: the current interpreter's graph
+ *                            (the C API).
+ */
+#ifndef SW_STATE_H
+#define SW_STATE_H
+
+#include "compat.h"
+#include "kind.h"
+#include "registry.h"
+#include "structure.h"
+
+struct SW_DTypes_CAPI;   /* the public C API table (capi.c) */
+
+typedef struct sw_state {
+    PyTypeObject *meta_type;        /* DTypeMeta */
+    PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
+    PyTypeObject *class_bound_type; /* _ClassBound: from_name, registered */
+    PyTypeObject *dtype_type;       /* DType */
+    PyTypeObject *kind_types[SW_KIND_COUNT];    /* each kind's model class
+                                                   (DTypeCategory, ...) */
+    PyTypeObject *kind_init_types[SW_KIND_COUNT];   /* each kind's tp_init
+                                                       layout (_SimpleInit) */
+    PyTypeObject *rule_meta_type;   /* RuleMeta */
+    PyTypeObject *rule_base_type;   /* _RuleBase: the C rule layout */
+    PyTypeObject *rule_type;        /* RepresentationRule */
+    PyTypeObject *level_extent_type;    /* LevelExtent */
+    PyTypeObject *whole_type;       /* WholeExtent */
+    PyTypeObject *level_type;       /* Level */
+    PyTypeObject *symbolic_type;    /* SymbolicBits */
+    PyObject *whole;                /* the Whole singleton */
+    PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
+    PyObject *import_policy;        /* which modules _reconstruct may import:
+                                       Py_True (any), Py_False (none) or a
+                                       tuple of exact str module prefixes */
+    PyObject *owned_names;          /* frozenset: model-owned descriptor members */
+    PyObject *level_extent_cache;   /* dict: (level, extent) -> shared rule */
+    PyObject *structures;   /* dict: registered structure -> itself, so equal
+                               structures are stored once */
+    PyObject *chains;       /* dict: category -> (category, *its supertypes),
+                               the supertypes() shared by its members */
+    PyObject *refs;         /* dict: descriptor -> its structure reference */
+    PyObject *labels[SW_LABEL_COUNT];   /* interned structure labels */
+    PyObject *empty_extension;  /* ("extension", ()): the common field */
+    PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
+    PyObject *empty_tuple;
+    PyObject *str_structure_extension;
+    PyObject *str_module;           /* interned "__module__" */
+    PyObject *str_name;             /* interned "__name__" */
+    sw_registry registry;
+    int installing;                 /* creating the model's own classes */
+    struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
+} sw_state;
+
+extern PyModuleDef sw_module_def;
+
+
+/* The head every class made by the module's metaclasses starts with
+ * (sw_type, meta.h, begins with the same two fields). */
+typedef struct {
+    PyHeapTypeObject ht;
+    sw_state *state;    /* borrowed: the metaclass keeps the module alive */
+} sw_class_head;
+
+PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
+
+static inline sw_state *
+sw_state_of_module(PyObject *module)
+{
+    return (sw_state *)PyModule_GetState(module);
+}
+
+/* The state of the graph `tp` belongs to (borrowed), or NULL with
+ * TypeError for a type the module did not define.  Classes of the
+ * module's metaclasses (they allocate through sw_meta_alloc) carry it; the
+ * C layout types find it through their module. */
+static inline sw_state *
+sw_state_of_type(PyTypeObject *tp)
+{
+    PyObject *module;
+
+    if (Py_TYPE(tp)->tp_alloc == sw_meta_alloc) {
+        return ((sw_class_head *)tp)->state;
+    }
+    module = PyType_GetModuleByDef(tp, &sw_module_def);   /* borrowed */
+    return module ? sw_state_of_module(module) : NULL;
+}
+
+sw_state *sw_state_current(void);   /* borrowed: this interpreter's graph */
+int sw_state_check(sw_state *st);
+
+#endif /* SW_STATE_H */
