@@ -209,8 +209,8 @@ sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
     PyObject *bits = NULL, *any_name = NULL, *any = NULL;
     sw_compound_fields *fields;
 
-    if (sw_descriptor_begin_init(d, SW_KIND_BLOCK_SCALED, SW_BS_INIT) < 0
-        || sw_check_kwargs(kwds, allowed, SW_BS_INIT) < 0
+    if (sw_construct_begin_init(d, SW_KIND_BLOCK_SCALED, SW_BS_INIT) < 0
+        || sw_args_check_kwargs(kwds, allowed, SW_BS_INIT) < 0
         || !PyArg_ParseTupleAndKeywords(args, kwds,
                                         "O|$OO:BlockScaledDType.__init__",
                                         kwlist, &name, &element, &levels_arg)) {
@@ -222,9 +222,9 @@ sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
                      SW_BS_INIT, element == NULL ? "element" : "levels");
         return -1;
     }
-    exact = sw_normalize_name(name, SW_BS_INIT);
+    exact = sw_args_name(name, SW_BS_INIT);
     if (exact == NULL
-        || sw_check_simple_reference(st, element, "element", SW_BS_INIT) < 0) {
+        || sw_args_simple(st, element, "element", SW_BS_INIT) < 0) {
         goto error;
     }
     levels = sw_bs_check_levels(st, levels_arg);
@@ -246,7 +246,7 @@ sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
         }
         goto error;
     }
-    if (sw_descriptor_set_common(st, d, exact, any) < 0
+    if (sw_construct_set_common(st, d, exact, any) < 0
         || (fields = sw_descriptor_compound_fields(d)) == NULL) {
         goto error;
     }

@@ -17,18 +17,18 @@ sw_category_init(PyObject *self, PyObject *args, PyObject *kwds)
     sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *name = NULL, *supertype = Py_None, *exact;
 
-    if (sw_descriptor_begin_init(d, SW_KIND_CATEGORY, SW_CATEGORY_INIT) < 0
-        || sw_check_kwargs(kwds, allowed, SW_CATEGORY_INIT) < 0
+    if (sw_construct_begin_init(d, SW_KIND_CATEGORY, SW_CATEGORY_INIT) < 0
+        || sw_args_check_kwargs(kwds, allowed, SW_CATEGORY_INIT) < 0
         || !PyArg_ParseTupleAndKeywords(args, kwds, "O|$O:DTypeCategory.__init__",
                                         kwlist, &name, &supertype)) {
         return -1;
     }
-    exact = sw_normalize_name(name, SW_CATEGORY_INIT);
+    exact = sw_args_name(name, SW_CATEGORY_INIT);
     if (exact == NULL) {
         return -1;
     }
-    if (sw_check_supertype(st, supertype, 1, SW_CATEGORY_INIT) < 0
-        || sw_descriptor_set_common(st, d, exact, supertype) < 0) {
+    if (sw_args_supertype(st, supertype, 1, SW_CATEGORY_INIT) < 0
+        || sw_construct_set_common(st, d, exact, supertype) < 0) {
         Py_DECREF(exact);
         return -1;
     }

@@ -47,4 +47,12 @@
  * without -Wcast-function-type complaining (as CPython's _PyCFunction_CAST). */
 #define SW_CFUNC(func) ((PyCFunction)(void (*)(void))(func))
 
+/* A new reference to `s` (a str) as an exact str: a subclass is copied
+ * without running its methods, so hashing and comparing run no user code. */
+static inline PyObject *
+sw_exact_str(PyObject *s)
+{
+    return PyUnicode_CheckExact(s) ? Py_NewRef(s) : PyUnicode_FromObject(s);
+}
+
 #endif /* SW_COMPAT_H */

@@ -60,7 +60,7 @@ sw_compound_check_planes(sw_state *st, PyObject *simple_types)
         goto error;
     }
     for (i = 0; i < PyTuple_GET_SIZE(planes); i++) {
-        if (sw_check_reference(st, PyTuple_GET_ITEM(planes, i),
+        if (sw_args_reference(st, PyTuple_GET_ITEM(planes, i),
                                "every simple_types element",
                                SW_COMPOUND_INIT) < 0) {
             goto error;
@@ -120,8 +120,8 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
     PyObject *rules_arg = NULL, *exact = NULL, *planes = NULL, *rules = NULL;
     sw_compound_fields *fields;
 
-    if (sw_descriptor_begin_init(d, SW_KIND_COMPOUND, SW_COMPOUND_INIT) < 0
-        || sw_check_kwargs(kwds, allowed, SW_COMPOUND_INIT) < 0
+    if (sw_construct_begin_init(d, SW_KIND_COMPOUND, SW_COMPOUND_INIT) < 0
+        || sw_args_check_kwargs(kwds, allowed, SW_COMPOUND_INIT) < 0
         || !PyArg_ParseTupleAndKeywords(args, kwds,
                                         "O|$OOO:CompoundDType.__init__", kwlist,
                                         &name, &supertype, &simple_types,
@@ -142,9 +142,9 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
                      "'simple_types'", SW_COMPOUND_INIT);
         return -1;
     }
-    exact = sw_normalize_name(name, SW_COMPOUND_INIT);
+    exact = sw_args_name(name, SW_COMPOUND_INIT);
     if (exact == NULL
-        || sw_check_supertype(st, supertype, 1, SW_COMPOUND_INIT) < 0) {
+        || sw_args_supertype(st, supertype, 1, SW_COMPOUND_INIT) < 0) {
         goto error;
     }
     planes = sw_compound_check_planes(st, simple_types);
@@ -154,7 +154,7 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
     rules = rules_arg ? sw_compound_check_rules(st, rules_arg)
                       : Py_NewRef(st->empty_tuple);
     if (rules == NULL
-        || sw_descriptor_set_common(st, d, exact, supertype) < 0
+        || sw_construct_set_common(st, d, exact, supertype) < 0
         || (fields = sw_descriptor_compound_fields(d)) == NULL) {
         goto error;
     }

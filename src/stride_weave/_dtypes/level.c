@@ -26,7 +26,7 @@ sw_level_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
                                         &scale, &block)) {
         return NULL;
     }
-    if (sw_check_simple_reference(st, scale, "scale", "Level()") < 0) {
+    if (sw_args_simple(st, scale, "scale", "Level()") < 0) {
         return NULL;
     }
     if (block == st->whole) {

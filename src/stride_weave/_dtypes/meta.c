@@ -804,7 +804,7 @@ sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds, int ensuring)
     SW_STORE_FLAG(d->build_state, SW_BUILDING);
     status = tp->tp_init(obj, args, kwds);
     if (status == 0) {
-        status = sw_descriptor_finalize(t->state, d, &existing);
+        status = sw_construct_finalize(t->state, d, &existing);
     }
     if (status != 0) {
         /* Nothing was registered; a reference the __init__ leaked keeps a

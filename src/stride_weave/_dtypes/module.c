@@ -386,11 +386,11 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (st->meta_type == NULL) {
         return -1;
     }
-    st->base_type = (PyTypeObject *)sw_base_create_type(module);
+    st->base_type = (PyTypeObject *)sw_descriptor_create_type(module);
     if (st->base_type == NULL) {
         return -1;
     }
-    st->class_bound_type = (PyTypeObject *)sw_class_bound_create_type(module);
+    st->class_bound_type = (PyTypeObject *)sw_classbound_create_type(module);
     if (st->class_bound_type == NULL) {
         return -1;
     }
@@ -416,7 +416,7 @@ sw_build_graph(PyObject *module, sw_state *st)
         "by identity.  The built-ins are attributes of this class "
         "(DType.Float32, DType.Floating, ...); extensions are reached "
         "through DType.from_name() and DType.registered().",
-        NULL, sw_dtype_fill_namespace);
+        NULL, sw_descriptor_fill_namespace);
     Py_DECREF(bases);
     if (st->dtype_type == NULL || sw_make_kind_classes(module, st) < 0) {
         return -1;

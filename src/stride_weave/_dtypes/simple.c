@@ -53,8 +53,8 @@ sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
     PyObject *name = NULL, *bits = NULL, *supertype = NULL;
     PyObject *exact = NULL, *width = NULL;
 
-    if (sw_descriptor_begin_init(d, SW_KIND_SIMPLE, SW_SIMPLE_INIT) < 0
-        || sw_check_kwargs(kwds, allowed, SW_SIMPLE_INIT) < 0
+    if (sw_construct_begin_init(d, SW_KIND_SIMPLE, SW_SIMPLE_INIT) < 0
+        || sw_args_check_kwargs(kwds, allowed, SW_SIMPLE_INIT) < 0
         || !PyArg_ParseTupleAndKeywords(args, kwds, "O|$OO:SimpleDType.__init__",
                                         kwlist, &name, &bits, &supertype)) {
         return -1;
@@ -65,14 +65,14 @@ sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
                      SW_SIMPLE_INIT, bits == NULL ? "bits" : "supertype");
         return -1;
     }
-    exact = sw_normalize_name(name, SW_SIMPLE_INIT);
+    exact = sw_args_name(name, SW_SIMPLE_INIT);
     if (exact == NULL) {
         goto error;
     }
     width = sw_simple_check_bits(bits);
     if (width == NULL
-        || sw_check_supertype(st, supertype, 0, SW_SIMPLE_INIT) < 0
-        || sw_descriptor_set_common(st, d, exact, supertype) < 0) {
+        || sw_args_supertype(st, supertype, 0, SW_SIMPLE_INIT) < 0
+        || sw_construct_set_common(st, d, exact, supertype) < 0) {
         goto error;
     }
     Py_XSETREF(d->bits, width);

@@ -1,0 +1,21 @@
+/* attrs.h: user attributes of descriptor and rule subclasses, and the
+ * sealed identity members both share (attrs.c).
+ */
+#ifndef SW_ATTRS_H
+#define SW_ATTRS_H
+
+#include "compat.h"
+
+PyObject *sw_attrs_prepare_namespace(PyObject *ns, const char *clsname,
+                                     int *own_attrs);
+extern PyGetSetDef sw_sealed_getset[];
+Py_hash_t sw_identity_hash(PyObject *self);
+PyObject *sw_identity_richcompare(PyObject *self, PyObject *other, int op);
+int sw_attrs_freeze(PyObject *self, PyObject **attrs, PyObject *owned);
+int sw_attrs_traverse(PyObject *attrs, int sealed, visitproc visit, void *arg);
+int sw_attrs_setup_class(PyTypeObject *cls, int own_attrs,
+                         PyGetSetDef **slot_defs);
+int sw_attrs_setattr(PyObject *self, PyObject **attrs, PyObject *name,
+                     PyObject *value);
+
+#endif /* SW_ATTRS_H */
