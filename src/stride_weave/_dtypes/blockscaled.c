@@ -9,14 +9,14 @@
  */
 #include "sw_internal.h"
 
-#define SW_BS_INIT "BlockScaledDType.__init__()"
+#define SW_BLOCKSCALED_INIT "BlockScaledDType.__init__()"
 
 /* ---- argument checks ------------------------------------------------------ */
 
 /* The levels as a new tuple of Level, innermost first; only the last may
  * be Whole. */
 static PyObject *
-sw_bs_check_levels(sw_state *st, PyObject *levels_arg)
+sw_blockscaled_check_levels(sw_state *st, PyObject *levels_arg)
 {
     PyObject *it = PyObject_GetIter(levels_arg), *levels;
     Py_ssize_t i, n;
@@ -25,7 +25,7 @@ sw_bs_check_levels(sw_state *st, PyObject *levels_arg)
         if (PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyErr_Format(PyExc_TypeError,
                          "%s: levels must be an iterable of Level, got %s",
-                         SW_BS_INIT, Py_TYPE(levels_arg)->tp_name);
+                         SW_BLOCKSCALED_INIT, Py_TYPE(levels_arg)->tp_name);
         }
         return NULL;
     }
@@ -40,21 +40,21 @@ sw_bs_check_levels(sw_state *st, PyObject *levels_arg)
         if (!PyObject_TypeCheck(level, st->level_type)) {
             PyErr_Format(PyExc_TypeError,
                          "%s: levels[%zd] must be a Level, got %s",
-                         SW_BS_INIT, i, Py_TYPE(level)->tp_name);
+                         SW_BLOCKSCALED_INIT, i, Py_TYPE(level)->tp_name);
             goto error;
         }
     }
     if (n == 0) {
         PyErr_Format(PyExc_ValueError,
                      "%s: levels must hold at least one Level, got an empty "
-                     "iterable", SW_BS_INIT);
+                     "iterable", SW_BLOCKSCALED_INIT);
         goto error;
     }
     for (i = 0; i < n - 1; i++) {
         if (((sw_level *)PyTuple_GET_ITEM(levels, i))->block == st->whole) {
             PyErr_Format(PyExc_ValueError,
                          "%s: only the last level may have block=Whole, got "
-                         "Whole at levels[%zd] of %zd levels", SW_BS_INIT, i,
+                         "Whole at levels[%zd] of %zd levels", SW_BLOCKSCALED_INIT, i,
                          n);
             goto error;
         }
@@ -70,7 +70,7 @@ error:
 
 /* (element, scale of each level): the planes. */
 static PyObject *
-sw_bs_planes(PyObject *element, PyObject *levels)
+sw_blockscaled_planes(PyObject *element, PyObject *levels)
 {
     Py_ssize_t i, n = PyTuple_GET_SIZE(levels);
     PyObject *planes = PyTuple_New(n + 1);
@@ -89,7 +89,7 @@ sw_bs_planes(PyObject *element, PyObject *levels)
 /* LevelExtent(i, block) for level i, shared through the state's cache so
  * every MX format holds the same LevelExtent(0, 32) (new ref). */
 static PyObject *
-sw_bs_rule(sw_state *st, Py_ssize_t i, PyObject *block)
+sw_blockscaled_rule(sw_state *st, Py_ssize_t i, PyObject *block)
 {
     PyObject *key, *rule, *found;
 
@@ -116,7 +116,7 @@ sw_bs_rule(sw_state *st, Py_ssize_t i, PyObject *block)
 }
 
 static PyObject *
-sw_bs_rules(sw_state *st, PyObject *levels)
+sw_blockscaled_rules(sw_state *st, PyObject *levels)
 {
     Py_ssize_t i, n = PyTuple_GET_SIZE(levels);
     PyObject *rules = PyTuple_New(n);
@@ -126,7 +126,7 @@ sw_bs_rules(sw_state *st, PyObject *levels)
     }
     for (i = 0; i < n; i++) {
         sw_level *level = (sw_level *)PyTuple_GET_ITEM(levels, i);
-        PyObject *rule = sw_bs_rule(st, i, level->block);
+        PyObject *rule = sw_blockscaled_rule(st, i, level->block);
         if (rule == NULL) {
             Py_DECREF(rules);
             return NULL;
@@ -142,7 +142,7 @@ sw_bs_rules(sw_state *st, PyObject *levels)
  * result is the correctly rounded value of the exact sum.  With a final
  * Whole level: SymbolicBits(that sum, the whole level's scale bits). */
 static PyObject *
-sw_bs_bits_per_element(sw_state *st, PyObject *element, PyObject *levels)
+sw_blockscaled_bits_per_element(sw_state *st, PyObject *element, PyObject *levels)
 {
     Py_ssize_t i, n = PyTuple_GET_SIZE(levels);
     PyObject *num, *den, *tmp, *constant, *result;
@@ -177,7 +177,7 @@ sw_bs_bits_per_element(sw_state *st, PyObject *element, PyObject *levels)
         PyErr_Format(PyExc_ValueError,
                      "%s: the bits per element of element %R and these "
                      "levels exceed the range of a float",
-                     SW_BS_INIT, element);
+                     SW_BLOCKSCALED_INIT, element);
         return NULL;
     }
     if (constant == NULL || !whole) {
@@ -198,7 +198,7 @@ error:
 /* ---- __init__ ------------------------------------------------------------------ */
 
 static int
-sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
+sw_blockscaled_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static const char *const allowed[] = {"name", "element", "levels", NULL};
     static char *kwlist[] = {"name", "element", "levels", NULL};
@@ -209,8 +209,8 @@ sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
     PyObject *bits = NULL, *any_name = NULL, *any = NULL;
     sw_compound_fields *fields;
 
-    if (sw_construct_begin_init(d, SW_KIND_BLOCK_SCALED, SW_BS_INIT) < 0
-        || sw_args_check_kwargs(kwds, allowed, SW_BS_INIT) < 0
+    if (sw_construct_begin_init(d, SW_KIND_BLOCK_SCALED, SW_BLOCKSCALED_INIT) < 0
+        || sw_args_check_kwargs(kwds, allowed, SW_BLOCKSCALED_INIT) < 0
         || !PyArg_ParseTupleAndKeywords(args, kwds,
                                         "O|$OO:BlockScaledDType.__init__",
                                         kwlist, &name, &element, &levels_arg)) {
@@ -219,21 +219,21 @@ sw_bs_init(PyObject *self, PyObject *args, PyObject *kwds)
     if (element == NULL || levels_arg == NULL) {
         PyErr_Format(PyExc_TypeError,
                      "%s missing required keyword-only argument: '%s'",
-                     SW_BS_INIT, element == NULL ? "element" : "levels");
+                     SW_BLOCKSCALED_INIT, element == NULL ? "element" : "levels");
         return -1;
     }
-    exact = sw_args_name(name, SW_BS_INIT);
+    exact = sw_args_name(name, SW_BLOCKSCALED_INIT);
     if (exact == NULL
-        || sw_args_simple(st, element, "element", SW_BS_INIT) < 0) {
+        || sw_args_simple(st, element, "element", SW_BLOCKSCALED_INIT) < 0) {
         goto error;
     }
-    levels = sw_bs_check_levels(st, levels_arg);
+    levels = sw_blockscaled_check_levels(st, levels_arg);
     if (levels == NULL) {
         goto error;
     }
-    planes = sw_bs_planes(element, levels);
-    rules = planes ? sw_bs_rules(st, levels) : NULL;
-    bits = rules ? sw_bs_bits_per_element(st, element, levels) : NULL;
+    planes = sw_blockscaled_planes(element, levels);
+    rules = planes ? sw_blockscaled_rules(st, levels) : NULL;
+    bits = rules ? sw_blockscaled_bits_per_element(st, element, levels) : NULL;
     if (bits == NULL) {
         goto error;
     }
@@ -282,7 +282,7 @@ error:
  * not recorded twice; the rules are, because a rule's structure is part of
  * the structure of every compound dtype that uses it. */
 static PyObject *
-sw_block_scaled_contract(sw_state *st, sw_descriptor *d)
+sw_blockscaled_contract(sw_state *st, sw_descriptor *d)
 {
     PyObject *element = NULL, *levels = NULL, *rules = NULL;
     Py_ssize_t i, n = PyTuple_GET_SIZE(d->compound->levels);
@@ -337,31 +337,31 @@ error:
 
 /* A block-scaled accessor's receiver (see sw_descriptor_of_kind). */
 static sw_descriptor *
-sw_bs_checked(PyObject *self, const char *accessor)
+sw_blockscaled_checked(PyObject *self, const char *accessor)
 {
     return sw_descriptor_of_kind(self, SW_KIND_BLOCK_SCALED, accessor);
 }
 
 static PyObject *
-sw_bs_get_element(PyObject *self, void *Py_UNUSED(closure))
+sw_blockscaled_get_element(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_bs_checked(self, "BlockScaledDType.element");
+    sw_descriptor *d = sw_blockscaled_checked(self, "BlockScaledDType.element");
 
     return d ? Py_NewRef(d->compound->element) : NULL;
 }
 
 static PyObject *
-sw_bs_get_levels(PyObject *self, void *Py_UNUSED(closure))
+sw_blockscaled_get_levels(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_bs_checked(self, "BlockScaledDType.levels");
+    sw_descriptor *d = sw_blockscaled_checked(self, "BlockScaledDType.levels");
 
     return d ? Py_NewRef(d->compound->levels) : NULL;
 }
 
 static PyObject *
-sw_bs_get_num_axes(PyObject *self, void *Py_UNUSED(closure))
+sw_blockscaled_get_num_axes(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_bs_checked(self, "BlockScaledDType.num_axes");
+    sw_descriptor *d = sw_blockscaled_checked(self, "BlockScaledDType.num_axes");
     sw_state *st = sw_state_of_type(Py_TYPE(self));
     Py_ssize_t n;
 
@@ -376,22 +376,22 @@ sw_bs_get_num_axes(PyObject *self, void *Py_UNUSED(closure))
 }
 
 static PyObject *
-sw_bs_get_bits_per_element(PyObject *self, void *Py_UNUSED(closure))
+sw_blockscaled_get_bits_per_element(PyObject *self, void *Py_UNUSED(closure))
 {
-    sw_descriptor *d = sw_bs_checked(self, "BlockScaledDType.bits_per_element");
+    sw_descriptor *d = sw_blockscaled_checked(self, "BlockScaledDType.bits_per_element");
 
     return d ? Py_NewRef(d->compound->bits_per_element) : NULL;
 }
 
-static PyGetSetDef sw_bs_getset[] = {
-    {"element", sw_bs_get_element, NULL,
+static PyGetSetDef sw_blockscaled_getset[] = {
+    {"element", sw_blockscaled_get_element, NULL,
      PyDoc_STR("The SimpleDType of the encoded elements (plane 0)."), NULL},
-    {"levels", sw_bs_get_levels, NULL,
+    {"levels", sw_blockscaled_get_levels, NULL,
      PyDoc_STR("The scale levels, innermost first: a tuple of Level."), NULL},
-    {"num_axes", sw_bs_get_num_axes, NULL,
+    {"num_axes", sw_blockscaled_get_num_axes, NULL,
      PyDoc_STR("The number of levels with an integer block (a final Whole "
                "level does not count)."), NULL},
-    {"bits_per_element", sw_bs_get_bits_per_element, NULL,
+    {"bits_per_element", sw_blockscaled_get_bits_per_element, NULL,
      PyDoc_STR("Storage cost per element: a float (MXFP4: 4.25), or "
                "SymbolicBits when the last level is Whole (NVFP4: "
                "SymbolicBits(4.5, 32))."), NULL},
@@ -399,15 +399,15 @@ static PyGetSetDef sw_bs_getset[] = {
 };
 
 static int
-sw_bs_has_fields(sw_descriptor *d)
+sw_blockscaled_has_fields(sw_descriptor *d)
 {
     return d->compound != NULL && d->compound->simple_types != NULL
            && d->compound->element != NULL;
 }
 
 /* The C type that carries BlockScaledDType's __init__ as a tp_init slot. */
-static PyType_Slot sw_bs_init_slots[] = {
-    {Py_tp_init, sw_bs_init},
+static PyType_Slot sw_blockscaled_init_slots[] = {
+    {Py_tp_init, sw_blockscaled_init},
     {Py_tp_doc, (void *)PyDoc_STR(
         "_BlockScaledInit(name, *, element, levels)\n--\n\n"
         "Construct and register a block-scaled dtype.\n\n"
@@ -417,15 +417,15 @@ static PyType_Slot sw_bs_init_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec sw_bs_init_spec = {
+static PyType_Spec sw_blockscaled_init_spec = {
     .name = "stride_weave._dtypes._BlockScaledInit",
     .basicsize = 0,
     .itemsize = 0,
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = sw_bs_init_slots,
+    .slots = sw_blockscaled_init_slots,
 };
 
-const sw_kind_def sw_block_scaled_kind = {
+const sw_kind_def sw_blockscaled_kind = {
     .kind = SW_KIND_BLOCK_SCALED,
     .parent = SW_KIND_COMPOUND,
     .class_name = "BlockScaledDType",
@@ -441,8 +441,8 @@ const sw_kind_def sw_block_scaled_kind = {
         "a block-scaled format with the same element, levels and "
         "structure_extension() is already registered (add a "
         "structure_extension() to describe a different format)",
-    .init_spec = &sw_bs_init_spec,
-    .getsets = sw_bs_getset,
-    .contract = sw_block_scaled_contract,
-    .has_fields = sw_bs_has_fields,
+    .init_spec = &sw_blockscaled_init_spec,
+    .getsets = sw_blockscaled_getset,
+    .contract = sw_blockscaled_contract,
+    .has_fields = sw_blockscaled_has_fields,
 };

@@ -22,7 +22,7 @@ const sw_kind_def *const sw_kind_table[SW_KIND_COUNT] = {
     [SW_KIND_CATEGORY] = &sw_category_kind,
     [SW_KIND_SIMPLE] = &sw_simple_kind,
     [SW_KIND_COMPOUND] = &sw_compound_kind,
-    [SW_KIND_BLOCK_SCALED] = &sw_block_scaled_kind,
+    [SW_KIND_BLOCK_SCALED] = &sw_blockscaled_kind,
 };
 
 /* _kind(obj): the kind's label ("simple", "block-scaled", ...) for a

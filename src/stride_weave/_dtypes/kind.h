@@ -51,7 +51,7 @@ typedef struct {
 extern const sw_kind_def sw_category_kind;     /* category.c */
 extern const sw_kind_def sw_simple_kind;       /* simple.c */
 extern const sw_kind_def sw_compound_kind;     /* compound.c */
-extern const sw_kind_def sw_block_scaled_kind; /* blockscaled.c */
+extern const sw_kind_def sw_blockscaled_kind; /* blockscaled.c */
 
 /* Indexed by sw_kind; [SW_KIND_NONE] is NULL.  A parent comes before the
  * kinds that refine it. */

@@ -10,12 +10,12 @@
  */
 #include "sw_internal.h"
 
-#define SW_LE_INIT "LevelExtent()"
+#define SW_LEVELEXTENT_INIT "LevelExtent()"
 
 /* ---- construction ------------------------------------------------------------ */
 
 static int
-sw_le_init(PyObject *self, PyObject *args, PyObject *kwds)
+sw_levelextent_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"level", "extent", NULL};
     sw_level_extent *le = (sw_level_extent *)self;
@@ -28,7 +28,7 @@ sw_le_init(PyObject *self, PyObject *args, PyObject *kwds)
     if (SW_LOAD_FLAG(((sw_rule *)self)->build_state) != SW_BUILDING
         || le->level != NULL) {
         PyErr_SetString(PyExc_TypeError,
-                        SW_LE_INIT ": a LevelExtent is initialized once, "
+                        SW_LEVELEXTENT_INIT ": a LevelExtent is initialized once, "
                         "while it is constructed");
         return -1;
     }
@@ -38,26 +38,26 @@ sw_le_init(PyObject *self, PyObject *args, PyObject *kwds)
     }
     if (!PyLong_CheckExact(level)) {
         PyErr_Format(PyExc_TypeError,
-                     SW_LE_INIT ": level must be an int (the zero-based "
+                     SW_LEVELEXTENT_INIT ": level must be an int (the zero-based "
                      "adjacent edge), got %s", Py_TYPE(level)->tp_name);
         return -1;
     }
     if (_PyLong_Sign(level) < 0) {
         PyErr_Format(PyExc_ValueError,
-                     SW_LE_INIT ": level must be a non-negative int, got %S",
+                     SW_LEVELEXTENT_INIT ": level must be a non-negative int, got %S",
                      level);
         return -1;
     }
     if (extent != st->whole) {
         if (!PyLong_CheckExact(extent)) {
             PyErr_Format(PyExc_TypeError,
-                         SW_LE_INIT ": extent must be an int or Whole, got %s",
+                         SW_LEVELEXTENT_INIT ": extent must be an int or Whole, got %s",
                          Py_TYPE(extent)->tp_name);
             return -1;
         }
         if (_PyLong_Sign(extent) <= 0) {
             PyErr_Format(PyExc_ValueError,
-                         SW_LE_INIT ": extent must be a positive int or "
+                         SW_LEVELEXTENT_INIT ": extent must be a positive int or "
                          "Whole, got %S", extent);
             return -1;
         }
@@ -70,7 +70,7 @@ sw_le_init(PyObject *self, PyObject *args, PyObject *kwds)
         Py_BEGIN_CRITICAL_SECTION(self);
         if (le->level != NULL) {
             PyErr_SetString(PyExc_TypeError,
-                            SW_LE_INIT ": a LevelExtent is initialized once, "
+                            SW_LEVELEXTENT_INIT ": a LevelExtent is initialized once, "
                             "while it is constructed");
             status = -1;
         }
@@ -84,7 +84,7 @@ sw_le_init(PyObject *self, PyObject *args, PyObject *kwds)
 }
 
 static int
-sw_le_traverse(PyObject *self, visitproc visit, void *arg)
+sw_levelextent_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(((sw_level_extent *)self)->level);
     Py_VISIT(((sw_level_extent *)self)->extent);
@@ -92,7 +92,7 @@ sw_le_traverse(PyObject *self, visitproc visit, void *arg)
 }
 
 static int
-sw_le_clear(PyObject *self)
+sw_levelextent_clear(PyObject *self)
 {
     Py_CLEAR(((sw_level_extent *)self)->level);
     Py_CLEAR(((sw_level_extent *)self)->extent);
@@ -100,7 +100,7 @@ sw_le_clear(PyObject *self)
 }
 
 static void
-sw_le_dealloc(PyObject *self)
+sw_levelextent_dealloc(PyObject *self)
 {
     PyObject_GC_UnTrack(self);
     Py_CLEAR(((sw_level_extent *)self)->level);
@@ -113,7 +113,7 @@ sw_le_dealloc(PyObject *self)
 /* The fields exist once __init__ ran; a rejected rule never escapes
  * RuleMeta's call, but a subclass __init__ could leak self early. */
 static int
-sw_le_check_ready(sw_level_extent *le)
+sw_levelextent_check_ready(sw_level_extent *le)
 {
     if (le->level == NULL) {
         PyErr_SetString(PyExc_ValueError,
@@ -124,34 +124,34 @@ sw_le_check_ready(sw_level_extent *le)
 }
 
 static PyObject *
-sw_le_get_level(PyObject *self, void *Py_UNUSED(closure))
+sw_levelextent_get_level(PyObject *self, void *Py_UNUSED(closure))
 {
     sw_level_extent *le = (sw_level_extent *)self;
 
-    return sw_le_check_ready(le) < 0 ? NULL : Py_NewRef(le->level);
+    return sw_levelextent_check_ready(le) < 0 ? NULL : Py_NewRef(le->level);
 }
 
 static PyObject *
-sw_le_get_extent(PyObject *self, void *Py_UNUSED(closure))
+sw_levelextent_get_extent(PyObject *self, void *Py_UNUSED(closure))
 {
     sw_level_extent *le = (sw_level_extent *)self;
 
-    return sw_le_check_ready(le) < 0 ? NULL : Py_NewRef(le->extent);
+    return sw_levelextent_check_ready(le) < 0 ? NULL : Py_NewRef(le->extent);
 }
 
 static PyObject *
-sw_le_structure_extension(PyObject *self, PyObject *Py_UNUSED(ignored))
+sw_levelextent_structure_extension(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     sw_level_extent *le = (sw_level_extent *)self;
 
-    if (sw_le_check_ready(le) < 0) {
+    if (sw_levelextent_check_ready(le) < 0) {
         return NULL;
     }
     return PyTuple_Pack(2, le->level, le->extent);
 }
 
 static PyObject *
-sw_le_repr(PyObject *self)
+sw_levelextent_repr(PyObject *self)
 {
     sw_level_extent *le = (sw_level_extent *)self;
 
@@ -168,7 +168,7 @@ sw_le_repr(PyObject *self)
 
 /* A readable name for context.logical_dtype in messages (new ref). */
 static PyObject *
-sw_le_dtype_label(sw_state *st, PyObject *context)
+sw_levelextent_dtype_label(sw_state *st, PyObject *context)
 {
     PyObject *dtype = PyObject_GetAttrString(context, "logical_dtype");
     PyObject *label;
@@ -189,7 +189,7 @@ sw_le_dtype_label(sw_state *st, PyObject *context)
 
 /* context.<attr> as a tuple (new ref): TypeError naming it otherwise. */
 static PyObject *
-sw_le_context_tuple(PyObject *context, const char *attr)
+sw_levelextent_context_tuple(PyObject *context, const char *attr)
 {
     PyObject *value = PyObject_GetAttrString(context, attr);
 
@@ -208,7 +208,7 @@ sw_le_context_tuple(PyObject *context, const char *attr)
 
 /* The logical_size of level_shapes[i] as an exact int (new ref). */
 static PyObject *
-sw_le_logical_size(PyObject *shapes, Py_ssize_t i)
+sw_levelextent_logical_size(PyObject *shapes, Py_ssize_t i)
 {
     PyObject *size, *exact;
 
@@ -230,7 +230,7 @@ sw_le_logical_size(PyObject *shapes, Py_ssize_t i)
 }
 
 static PyObject *
-sw_le_validate(PyObject *self, PyObject *context)
+sw_levelextent_validate(PyObject *self, PyObject *context)
 {
     sw_level_extent *le = (sw_level_extent *)self;
     sw_state *st = sw_state_of_type(Py_TYPE(self));
@@ -239,19 +239,19 @@ sw_le_validate(PyObject *self, PyObject *context)
     Py_ssize_t level, nlayouts;
     int whole, cmp;
 
-    if (sw_state_check(st) < 0 || sw_le_check_ready(le) < 0) {
+    if (sw_state_check(st) < 0 || sw_levelextent_check_ready(le) < 0) {
         return NULL;
     }
     whole = (le->extent == st->whole);
-    label = sw_le_dtype_label(st, context);
+    label = sw_levelextent_dtype_label(st, context);
     if (label == NULL) {
         goto done;
     }
-    layouts = sw_le_context_tuple(context, "adjacent_layouts");
+    layouts = sw_levelextent_context_tuple(context, "adjacent_layouts");
     if (layouts == NULL) {
         goto done;
     }
-    shapes = sw_le_context_tuple(context, "level_shapes");
+    shapes = sw_levelextent_context_tuple(context, "level_shapes");
     if (shapes == NULL) {
         goto done;
     }
@@ -276,11 +276,11 @@ sw_le_validate(PyObject *self, PyObject *context)
                      PyTuple_GET_SIZE(shapes));
         goto done;
     }
-    src = sw_le_logical_size(shapes, level);
+    src = sw_levelextent_logical_size(shapes, level);
     if (src == NULL) {
         goto done;
     }
-    dst = sw_le_logical_size(shapes, level + 1);
+    dst = sw_levelextent_logical_size(shapes, level + 1);
     if (dst == NULL) {
         goto done;
     }
@@ -373,61 +373,61 @@ done:
 
 /* ---- the types ------------------------------------------------------------------- */
 
-static PyGetSetDef sw_le_getset[] = {
-    {"level", sw_le_get_level, NULL,
+static PyGetSetDef sw_levelextent_getset[] = {
+    {"level", sw_levelextent_get_level, NULL,
      PyDoc_STR("The zero-based adjacent edge this rule constrains."), NULL},
-    {"extent", sw_le_get_extent, NULL,
+    {"extent", sw_levelextent_get_extent, NULL,
      PyDoc_STR("How many coordinates of level `level` share one coordinate "
                "of level `level + 1`: a positive int, or Whole."), NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyMethodDef sw_le_methods[] = {
-    {"validate", sw_le_validate, METH_O,
+static PyMethodDef sw_levelextent_methods[] = {
+    {"validate", sw_levelextent_validate, METH_O,
      PyDoc_STR("validate($self, context, /)\n--\n\n"
                "Return None when edge `level` of the representation in "
                "context maps blocks of `extent` coordinates onto one target "
                "coordinate (all of them onto one for Whole); raise "
                "ValueError naming the dtype, the level and the numbers "
                "otherwise.")},
-    {"structure_extension", sw_le_structure_extension, METH_NOARGS,
+    {"structure_extension", sw_levelextent_structure_extension, METH_NOARGS,
      PyDoc_STR("structure_extension($self, /)\n--\n\n"
                "Return (level, extent): the rule's parameters.")},
     {NULL, NULL, 0, NULL},
 };
 
-static PyType_Slot sw_le_slots[] = {
+static PyType_Slot sw_levelextent_slots[] = {
     {Py_tp_doc, (void *)PyDoc_STR(
         "_LevelExtentImpl(level, extent)\n--\n\n"
         "The C layout of LevelExtent; not used directly.")},
-    {Py_tp_init, sw_le_init},
-    {Py_tp_repr, sw_le_repr},
-    {Py_tp_traverse, sw_le_traverse},
-    {Py_tp_clear, sw_le_clear},
-    {Py_tp_dealloc, sw_le_dealloc},
-    {Py_tp_getset, sw_le_getset},
-    {Py_tp_methods, sw_le_methods},
+    {Py_tp_init, sw_levelextent_init},
+    {Py_tp_repr, sw_levelextent_repr},
+    {Py_tp_traverse, sw_levelextent_traverse},
+    {Py_tp_clear, sw_levelextent_clear},
+    {Py_tp_dealloc, sw_levelextent_dealloc},
+    {Py_tp_getset, sw_levelextent_getset},
+    {Py_tp_methods, sw_levelextent_methods},
     {0, NULL},
 };
 
-static PyType_Spec sw_le_spec = {
+static PyType_Spec sw_levelextent_spec = {
     .name = "stride_weave._dtypes._LevelExtentImpl",
     .basicsize = sizeof(sw_level_extent),
     .itemsize = 0,
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC
              | Py_TPFLAGS_IMMUTABLETYPE,
-    .slots = sw_le_slots,
+    .slots = sw_levelextent_slots,
 };
 
 /* Create LevelExtent: RuleMeta("LevelExtent", (_LevelExtentImpl,
  * RepresentationRule), ns), frozen like the model's other classes. */
 int
-sw_level_extent_create_type(PyObject *module, sw_state *st)
+sw_levelextent_create_type(PyObject *module, sw_state *st)
 {
     PyObject *impl, *bases = NULL, *ns = NULL, *args = NULL, *cls = NULL;
     int status = -1;
 
-    impl = PyType_FromModuleAndSpec(module, &sw_le_spec,
+    impl = PyType_FromModuleAndSpec(module, &sw_levelextent_spec,
                                     (PyObject *)st->rule_base_type);
     if (impl == NULL) {
         return -1;

@@ -8,16 +8,7 @@
  */
 #include "sw_internal.h"
 
-#include <stddef.h>       /* offsetof */
-
-/* sw_state_of_type reads a class's state through the shared head. */
-_Static_assert(offsetof(sw_type, state) == offsetof(sw_class_head, state),
-               "sw_type must start with sw_class_head's fields");
-
-/* Versioned: a future incompatible layout gets its own graph key. */
-#define SW_INTERP_KEY "stride_weave._dtypes.graph.v1"
-
-static const char *const sw_rule_owned_member_names[] = {
+static const char *const sw_module_rule_owned_names[] = {
     "structure", "__setattr__", "__delattr__", "__getattribute__",
     "__getattr__", "__copy__", "__deepcopy__", "__reduce__", "__reduce_ex__",
     "__getstate__", "__setstate__", "__new__", "__class__",
@@ -29,9 +20,9 @@ typedef struct {
     const char *name;
     const char *supertype;   /* NULL: root category */
     long bits;               /* 0: a category */
-} sw_builtin;
+} sw_module_builtin;
 
-static const sw_builtin sw_builtins[] = {
+static const sw_module_builtin sw_module_builtins[] = {
     {"Any", NULL, 0},
     {"Floating", "Any", 0},
     {"Integer", "Any", 0},
@@ -56,9 +47,9 @@ typedef struct {
     const char *element;
     struct { const char *scale; long block; } levels[2];
     int nlevels;
-} sw_builtin_block_scaled;
+} sw_module_builtin_format;
 
-static const sw_builtin_block_scaled sw_builtin_block_scaled_formats[] = {
+static const sw_module_builtin_format sw_module_builtin_formats[] = {
     /* OCP Microscaling v1.0: one E8M0 scale per 32 elements. */
     {"MXFP8_E4M3", "E4M3", {{"E8M0", 32}}, 1},
     {"MXFP8_E5M2", "E5M2", {{"E8M0", 32}}, 1},
@@ -71,42 +62,8 @@ static const sw_builtin_block_scaled sw_builtin_block_scaled_formats[] = {
     {NULL, NULL, {{NULL, 0}}, 0},
 };
 
-/* The state of the current interpreter's graph (borrowed), or NULL with
- * RuntimeError when stride_weave._dtypes was never imported here: the C
- * API reaches the registry this way (capi.c). */
-sw_state *
-sw_state_current(void)
-{
-    PyObject *interp_dict = PyInterpreterState_GetDict(PyInterpreterState_Get());
-    PyObject *first = NULL;
-
-    if (interp_dict != NULL) {
-        first = PyDict_GetItemString(interp_dict, SW_INTERP_KEY);  /* borrowed */
-    }
-    if (first == NULL) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "stride_weave._dtypes is not imported in this "
-                        "interpreter");
-        return NULL;
-    }
-    return sw_state_of_module(first);
-}
-
-/* 0 while the graph is alive; -1 with RuntimeError once the module state
- * was cleared (late finalizers at interpreter shutdown can still call in). */
-int
-sw_state_check(sw_state *st)
-{
-    if (st == NULL || st->owned_names == NULL) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "the stride_weave descriptor graph was finalized");
-        return -1;
-    }
-    return 0;
-}
-
 static int
-sw_set_add_name(PyObject *set, const char *name)
+sw_module_add_name(PyObject *set, const char *name)
 {
     PyObject *s = PyUnicode_InternFromString(name);
     int status = s ? PySet_Add(set, s) : -1;
@@ -118,7 +75,7 @@ sw_set_add_name(PyObject *set, const char *name)
 /* A frozenset of interned names: `names` (NULL-terminated), plus, when
  * `kinds` is set, the accessor names of every kind (kind.h). */
 static PyObject *
-sw_owned_set(const char *const *names, int kinds)
+sw_module_owned_set(const char *const *names, int kinds)
 {
     PyObject *set = PySet_New(NULL), *frozen = NULL;
     const char *const *p;
@@ -128,14 +85,14 @@ sw_owned_set(const char *const *names, int kinds)
         return NULL;
     }
     for (p = names; *p != NULL; p++) {
-        if (sw_set_add_name(set, *p) < 0) {
+        if (sw_module_add_name(set, *p) < 0) {
             goto done;
         }
     }
     for (k = SW_KIND_NONE + 1; kinds && k < SW_KIND_COUNT; k++) {
         PyGetSetDef *g;
         for (g = sw_kind_table[k]->getsets; g->name != NULL; g++) {
-            if (sw_set_add_name(set, g->name) < 0) {
+            if (sw_module_add_name(set, g->name) < 0) {
                 goto done;
             }
         }
@@ -152,7 +109,7 @@ done:
  * accessors `getsets` (NULL-terminated, or NULL) bound to the C layout,
  * and `fill` (or NULL) for the rest. */
 static PyTypeObject *
-sw_make_class(sw_state *st, const char *name, PyObject *bases, int abstract,
+sw_module_make_class(sw_state *st, const char *name, PyObject *bases, int abstract,
               sw_kind kind, const char *doc, PyGetSetDef *getsets,
               int (*fill)(sw_state *, PyObject *))
 {
@@ -198,7 +155,7 @@ done:
  * init carrier; a refining kind puts its carrier first, so its __init__
  * wins over the parent's. */
 static int
-sw_make_kind_classes(PyObject *module, sw_state *st)
+sw_module_make_kind_classes(PyObject *module, sw_state *st)
 {
     int k;
 
@@ -220,7 +177,7 @@ sw_make_kind_classes(PyObject *module, sw_state *st)
         if (bases == NULL) {
             return -1;
         }
-        st->kind_types[k] = sw_make_class(st, def->class_name, bases,
+        st->kind_types[k] = sw_module_make_class(st, def->class_name, bases,
                                           def->abstract, (sw_kind)k, def->doc,
                                           def->getsets, NULL);
         Py_DECREF(bases);
@@ -232,12 +189,12 @@ sw_make_kind_classes(PyObject *module, sw_state *st)
 }
 
 static int
-sw_install_builtins(sw_state *st)
+sw_module_install_builtins(sw_state *st)
 {
-    const sw_builtin *b;
+    const sw_module_builtin *b;
     PyObject *dtype_dict = st->dtype_type->tp_dict;
 
-    for (b = sw_builtins; b->name != NULL; b++) {
+    for (b = sw_module_builtins; b->name != NULL; b++) {
         PyObject *supertype = Py_None, *cls, *args, *kwargs, *obj = NULL;
 
         if (b->supertype != NULL) {
@@ -281,7 +238,7 @@ sw_install_builtins(sw_state *st)
 
 /* One built-in block-scaled format, through the real constructor (new ref). */
 static PyObject *
-sw_make_builtin_block_scaled(sw_state *st, const sw_builtin_block_scaled *b)
+sw_module_make_builtin_format(sw_state *st, const sw_module_builtin_format *b)
 {
     PyObject *dtype_dict = st->dtype_type->tp_dict;
     PyObject *element, *levels, *args = NULL, *kwargs = NULL, *obj = NULL;
@@ -329,12 +286,12 @@ done:
 }
 
 static int
-sw_install_builtin_block_scaled(sw_state *st)
+sw_module_install_builtin_formats(sw_state *st)
 {
-    const sw_builtin_block_scaled *b;
+    const sw_module_builtin_format *b;
 
-    for (b = sw_builtin_block_scaled_formats; b->name != NULL; b++) {
-        PyObject *obj = sw_make_builtin_block_scaled(st, b);
+    for (b = sw_module_builtin_formats; b->name != NULL; b++) {
+        PyObject *obj = sw_module_make_builtin_format(st, b);
         if (obj != NULL) {
             Py_CLEAR(((sw_descriptor *)obj)->module);   /* as above */
         }
@@ -349,7 +306,7 @@ sw_install_builtin_block_scaled(sw_state *st)
 }
 
 static int
-sw_build_graph(PyObject *module, sw_state *st)
+sw_module_build_graph(PyObject *module, sw_state *st)
 {
     PyObject *bases;
 
@@ -363,8 +320,8 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (st->structures == NULL || st->chains == NULL || st->refs == NULL) {
         return -1;
     }
-    st->owned_names = sw_owned_set(sw_descriptor_owned_names, 1);
-    st->rule_owned_names = sw_owned_set(sw_rule_owned_member_names, 0);
+    st->owned_names = sw_module_owned_set(sw_descriptor_owned_names, 1);
+    st->rule_owned_names = sw_module_owned_set(sw_module_rule_owned_names, 0);
     if (st->empty_tuple == NULL || st->str_structure_extension == NULL
         || st->str_module == NULL || st->str_name == NULL
         || sw_pickle_init_policy(st) < 0 || sw_structure_labels_init(st) < 0
@@ -397,7 +354,7 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (sw_whole_create(module, st) < 0 || sw_rule_create_types(module, st) < 0
         || sw_level_create_type(module, st) < 0
         || sw_symbolic_create_type(module, st) < 0
-        || sw_level_extent_create_type(module, st) < 0) {
+        || sw_levelextent_create_type(module, st) < 0) {
         return -1;
     }
     st->level_extent_cache = sw_private_dict_new();
@@ -408,7 +365,7 @@ sw_build_graph(PyObject *module, sw_state *st)
     if (bases == NULL) {
         return -1;
     }
-    st->dtype_type = sw_make_class(
+    st->dtype_type = sw_module_make_class(
         st, "DType", bases, 1, SW_KIND_NONE,
         "Abstract base of every dtype descriptor.\n\n"
         "A descriptor is an immutable, registered singleton: the process-"
@@ -418,11 +375,11 @@ sw_build_graph(PyObject *module, sw_state *st)
         "through DType.from_name() and DType.registered().",
         NULL, sw_descriptor_fill_namespace);
     Py_DECREF(bases);
-    if (st->dtype_type == NULL || sw_make_kind_classes(module, st) < 0) {
+    if (st->dtype_type == NULL || sw_module_make_kind_classes(module, st) < 0) {
         return -1;
     }
-    if (sw_install_builtins(st) < 0
-        || sw_install_builtin_block_scaled(st) < 0) {
+    if (sw_module_install_builtins(st) < 0
+        || sw_module_install_builtin_formats(st) < 0) {
         return -1;
     }
     PyType_Modified(st->dtype_type);
@@ -430,7 +387,7 @@ sw_build_graph(PyObject *module, sw_state *st)
 }
 
 static int
-sw_export(PyObject *module, sw_state *st)
+sw_module_export(PyObject *module, sw_state *st)
 {
     struct { const char *name; PyObject *obj; } exports[] = {
         {"DTypeMeta", (PyObject *)st->meta_type},
@@ -463,7 +420,7 @@ sw_export(PyObject *module, sw_state *st)
 /* A re-import: take every public object of the first module, so that
  * identities (and the pickle entry point) stay the same. */
 static int
-sw_adopt(PyObject *module, PyObject *first)
+sw_module_adopt(PyObject *module, PyObject *first)
 {
     PyObject *dict = PyModule_GetDict(first);   /* borrowed */
     PyObject *key, *value;
@@ -494,7 +451,7 @@ sw_adopt(PyObject *module, PyObject *first)
 }
 
 static int
-sw_exec(PyObject *module)
+sw_module_exec(PyObject *module)
 {
     sw_state *st = sw_state_of_module(module);
     PyObject *interp_dict = PyInterpreterState_GetDict(PyInterpreterState_Get());
@@ -505,124 +462,15 @@ sw_exec(PyObject *module)
                         "stride_weave._dtypes: no interpreter state dict");
         return -1;
     }
-    first = PyDict_GetItemString(interp_dict, SW_INTERP_KEY);   /* borrowed */
+    first = PyDict_GetItemString(interp_dict, SW_STATE_INTERP_KEY);   /* borrowed */
     if (first != NULL) {
-        return sw_adopt(module, first);
+        return sw_module_adopt(module, first);
     }
-    if (sw_build_graph(module, st) < 0 || sw_export(module, st) < 0
+    if (sw_module_build_graph(module, st) < 0 || sw_module_export(module, st) < 0
         || sw_capi_create(module, st) < 0) {
         return -1;
     }
-    return PyDict_SetItemString(interp_dict, SW_INTERP_KEY, module);
-}
-
-/* ---- the state's references ------------------------------------------------ */
-
-/* Every object the state holds, in the order sw_clear releases them (the
- * metaclasses and C layouts last).  sw_traverse and sw_clear both walk this
- * list, and the test suite checks it against sw_state's fields (state.h),
- * so a field cannot be forgotten by one of them. */
-typedef struct {
-    size_t offset;
-    int count;      /* an array of `count` references */
-    int private;    /* a private table: traverse visits its entries only */
-} sw_state_field;
-
-static const sw_state_field sw_state_fields[] = {
-    {offsetof(sw_state, dtype_type), 1, 0},
-    {offsetof(sw_state, kind_types), SW_KIND_COUNT, 0},
-    {offsetof(sw_state, kind_init_types), SW_KIND_COUNT, 0},
-    {offsetof(sw_state, level_extent_cache), 1, 1},
-    {offsetof(sw_state, structures), 1, 1},
-    {offsetof(sw_state, chains), 1, 1},
-    {offsetof(sw_state, refs), 1, 1},
-    {offsetof(sw_state, level_extent_type), 1, 0},
-    {offsetof(sw_state, rule_type), 1, 0},
-    {offsetof(sw_state, whole), 1, 0},
-    {offsetof(sw_state, reconstruct), 1, 0},
-    {offsetof(sw_state, owned_names), 1, 0},
-    {offsetof(sw_state, rule_owned_names), 1, 0},
-    {offsetof(sw_state, labels), SW_LABEL_COUNT, 0},
-    {offsetof(sw_state, empty_extension), 1, 0},
-    {offsetof(sw_state, empty_tuple), 1, 0},
-    {offsetof(sw_state, str_structure_extension), 1, 0},
-    {offsetof(sw_state, str_module), 1, 0},
-    {offsetof(sw_state, str_name), 1, 0},
-    {offsetof(sw_state, import_policy), 1, 0},
-    {offsetof(sw_state, whole_type), 1, 0},
-    {offsetof(sw_state, level_type), 1, 0},
-    {offsetof(sw_state, symbolic_type), 1, 0},
-    {offsetof(sw_state, rule_base_type), 1, 0},
-    {offsetof(sw_state, rule_meta_type), 1, 0},
-    {offsetof(sw_state, base_type), 1, 0},
-    {offsetof(sw_state, class_bound_type), 1, 0},
-    {offsetof(sw_state, meta_type), 1, 0},
-};
-
-/* The address of reference i of field f in `st`. */
-static PyObject **
-sw_state_slot(sw_state *st, const sw_state_field *f, int i)
-{
-    return (PyObject **)((char *)st + f->offset) + i;
-}
-
-static int
-sw_traverse(PyObject *module, visitproc visit, void *arg)
-{
-    sw_state *st = sw_state_of_module(module);
-    size_t n;
-    int i;
-
-    if (st == NULL) {
-        return 0;
-    }
-    for (n = 0; n < Py_ARRAY_LENGTH(sw_state_fields); n++) {
-        const sw_state_field *f = &sw_state_fields[n];
-        for (i = 0; i < f->count; i++) {
-            PyObject *obj = *sw_state_slot(st, f, i);
-            if (f->private) {
-                int err = sw_private_traverse(obj, visit, arg);
-                if (err) {
-                    return err;
-                }
-            }
-            else {
-                Py_VISIT(obj);
-            }
-        }
-    }
-    return sw_registry_traverse(&st->registry, visit, arg);
-}
-
-static int
-sw_clear(PyObject *module)
-{
-    sw_state *st = sw_state_of_module(module);
-    size_t n;
-    int i;
-
-    if (st == NULL) {
-        return 0;
-    }
-    sw_registry_fini(&st->registry);
-    for (n = 0; n < Py_ARRAY_LENGTH(sw_state_fields); n++) {
-        const sw_state_field *f = &sw_state_fields[n];
-        for (i = 0; i < f->count; i++) {
-            Py_CLEAR(*sw_state_slot(st, f, i));
-        }
-    }
-    return 0;
-}
-
-static void
-sw_free(void *module)
-{
-    sw_state *st = sw_state_of_module((PyObject *)module);
-
-    (void)sw_clear((PyObject *)module);
-    if (st != NULL) {
-        sw_capi_free(st);
-    }
+    return PyDict_SetItemString(interp_dict, SW_STATE_INTERP_KEY, module);
 }
 
 static PyMethodDef sw_module_methods[] = {
@@ -630,7 +478,7 @@ static PyMethodDef sw_module_methods[] = {
 };
 
 static PyModuleDef_Slot sw_module_slots[] = {
-    {Py_mod_exec, sw_exec},
+    {Py_mod_exec, sw_module_exec},
 #if PY_VERSION_HEX >= 0x030C0000
     {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
 #endif
@@ -656,9 +504,9 @@ PyModuleDef sw_module_def = {
     .m_size = sizeof(sw_state),
     .m_methods = sw_module_methods,
     .m_slots = sw_module_slots,
-    .m_traverse = sw_traverse,
-    .m_clear = sw_clear,
-    .m_free = sw_free,
+    .m_traverse = sw_state_traverse,
+    .m_clear = sw_state_clear,
+    .m_free = sw_state_free,
 };
 
 PyMODINIT_FUNC

@@ -404,7 +404,7 @@ sw_pickle_import_and_find(PyObject *module, sw_state *st, PyObject *name,
 }
 
 static PyObject *
-sw_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+sw_pickle_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     sw_state *st = sw_state_of_module(module);
     PyObject *name, *structure, *hint = NULL, *exact = NULL, *found = NULL;
@@ -486,7 +486,7 @@ error:
 }
 
 static PyObject *
-sw_unpickle_imports(PyObject *module, PyObject *Py_UNUSED(ignored))
+sw_pickle_imports(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     sw_state *st = sw_state_of_module(module);
 
@@ -497,7 +497,7 @@ sw_unpickle_imports(PyObject *module, PyObject *Py_UNUSED(ignored))
 }
 
 static PyObject *
-sw_set_unpickle_imports(PyObject *module, PyObject *allow)
+sw_pickle_set_imports(PyObject *module, PyObject *allow)
 {
     sw_state *st = sw_state_of_module(module);
     PyObject *policy, *previous;
@@ -517,7 +517,7 @@ sw_set_unpickle_imports(PyObject *module, PyObject *allow)
 }
 
 PyMethodDef sw_pickle_methods[] = {
-    {"_reconstruct", SW_CFUNC(sw_reconstruct), METH_FASTCALL,
+    {"_reconstruct", SW_CFUNC(sw_pickle_reconstruct), METH_FASTCALL,
      PyDoc_STR("_reconstruct($module, name, structure, module=None, /)\n--\n\n"
               "Return the descriptor registered under name if its structure "
               "equals structure exactly.\n\n"
@@ -530,12 +530,12 @@ PyMethodDef sw_pickle_methods[] = {
               "unknown name (saying which module was tried and why it did "
               "not help) and ValueError naming the first difference when "
               "the structures differ.")},
-    {"unpickle_imports", sw_unpickle_imports, METH_NOARGS,
+    {"unpickle_imports", sw_pickle_imports, METH_NOARGS,
      PyDoc_STR("unpickle_imports($module, /)\n--\n\n"
                "Return which modules unpickling a descriptor may import: "
                "True (any importable module), False (none) or a tuple of "
                "module name prefixes.")},
-    {"set_unpickle_imports", sw_set_unpickle_imports, METH_O,
+    {"set_unpickle_imports", sw_pickle_set_imports, METH_O,
      PyDoc_STR("set_unpickle_imports($module, allow, /)\n--\n\n"
                "Set which modules unpickling a descriptor may import to "
                "find an unregistered name, and return the previous "

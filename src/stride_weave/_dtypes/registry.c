@@ -173,7 +173,7 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
  * them; ASCII pairs (the usual case) are compared here without calling
  * casefold().  1 if equal, 0 if not, -1 with an exception on error. */
 static int
-sw_same_ignoring_case(PyObject *a, PyObject *folded_a, PyObject *b)
+sw_registry_same_ignoring_case(PyObject *a, PyObject *folded_a, PyObject *b)
 {
     PyObject *folded_b;
     int same;
@@ -214,7 +214,7 @@ sw_same_ignoring_case(PyObject *a, PyObject *folded_a, PyObject *b)
  * candidate it rejects is never a close match, so filtering changes no
  * suggestion, only the work difflib does. */
 static int
-sw_may_be_close(const Py_ssize_t *hist, Py_ssize_t qlen, PyObject *candidate)
+sw_registry_may_be_close(const Py_ssize_t *hist, Py_ssize_t qlen, PyObject *candidate)
 {
     Py_ssize_t avail[SW_SUGGEST_BUCKETS];
     Py_ssize_t i, clen = PyUnicode_GET_LENGTH(candidate), common = 0;
@@ -282,7 +282,7 @@ sw_registry_close_names(sw_registry *r, PyObject *name)
         if (PyUnicode_GET_LENGTH(candidate) > SW_SUGGEST_MAX_LENGTH) {
             continue;
         }
-        same = sw_same_ignoring_case(name, folded, candidate);
+        same = sw_registry_same_ignoring_case(name, folded, candidate);
         if (same < 0) {
             goto error;
         }
@@ -293,7 +293,7 @@ sw_registry_close_names(sw_registry *r, PyObject *name)
             }
         }
         else if (PyList_GET_SIZE(matches) == 0
-                 && sw_may_be_close(hist, qlen, candidate)
+                 && sw_registry_may_be_close(hist, qlen, candidate)
                  && PyList_Append(candidates, candidate) < 0) {
             goto error;
         }

@@ -16,6 +16,10 @@
 
 struct SW_DTypes_CAPI;   /* the public C API table (capi.c) */
 
+/* The key of the interpreter's state dict under which the first module
+ * object is kept (versioned: an incompatible layout gets its own graph). */
+#define SW_STATE_INTERP_KEY "stride_weave._dtypes.graph.v1"
+
 typedef struct sw_state {
     PyTypeObject *meta_type;        /* DTypeMeta */
     PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
@@ -90,6 +94,9 @@ sw_state_of_type(PyTypeObject *tp)
     return module ? sw_state_of_module(module) : NULL;
 }
 
+int sw_state_traverse(PyObject *module, visitproc visit, void *arg);
+int sw_state_clear(PyObject *module);
+void sw_state_free(void *module);
 sw_state *sw_state_current(void);   /* borrowed: this interpreter's graph */
 int sw_state_check(sw_state *st);
 

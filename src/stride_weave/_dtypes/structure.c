@@ -14,7 +14,7 @@
 /* ---- encoding extension values ------------------------------------------ */
 
 static PyObject *
-sw_encode_float(PyObject *value)
+sw_structure_encode_float(PyObject *value)
 {
     double x = PyFloat_AS_DOUBLE(value);
     uint64_t bits;
@@ -53,10 +53,10 @@ sw_structure_encode_int(PyObject *value)
 }
 
 static PyObject *
-sw_encode_value(sw_state *st, PyObject *value, PyObject *owner);
+sw_structure_encode_value(sw_state *st, PyObject *value, PyObject *owner);
 
 static PyObject *
-sw_encode_tuple(sw_state *st, PyObject *tuple, PyObject *owner)
+sw_structure_encode_tuple(sw_state *st, PyObject *tuple, PyObject *owner)
 {
     Py_ssize_t i, n = PyTuple_GET_SIZE(tuple);
     PyObject *result;
@@ -69,7 +69,7 @@ sw_encode_tuple(sw_state *st, PyObject *tuple, PyObject *owner)
         goto done;
     }
     for (i = 0; i < n; i++) {
-        PyObject *item = sw_encode_value(st, PyTuple_GET_ITEM(tuple, i), owner);
+        PyObject *item = sw_structure_encode_value(st, PyTuple_GET_ITEM(tuple, i), owner);
         if (item == NULL) {
             Py_CLEAR(result);
             goto done;
@@ -82,7 +82,7 @@ done:
 }
 
 static PyObject *
-sw_encode_value(sw_state *st, PyObject *value, PyObject *owner)
+sw_structure_encode_value(sw_state *st, PyObject *value, PyObject *owner)
 {
     PyTypeObject *tp = Py_TYPE(value);
 
@@ -96,7 +96,7 @@ sw_encode_value(sw_state *st, PyObject *value, PyObject *owner)
         return sw_structure_encode_int(value);
     }
     if (tp == &PyFloat_Type) {
-        return sw_encode_float(value);
+        return sw_structure_encode_float(value);
     }
     if (value == Py_None) {
         return Py_NewRef(st->labels[SW_LABEL_NONE]);
@@ -105,7 +105,7 @@ sw_encode_value(sw_state *st, PyObject *value, PyObject *owner)
         return Py_NewRef(st->labels[SW_LABEL_WHOLE]);
     }
     if (tp == &PyTuple_Type) {
-        return sw_encode_tuple(st, value, owner);
+        return sw_structure_encode_tuple(st, value, owner);
     }
     PyErr_Format(PyExc_TypeError,
                  "%R.structure_extension(): expected a tuple of exact str, "
@@ -127,12 +127,12 @@ sw_structure_encode_extension(sw_state *st, PyObject *ext, PyObject *owner)
     }
     /* A tuple subclass is read through the C API only: its dunders never
      * run, and the recorded value is a plain tuple. */
-    return sw_encode_tuple(st, ext, owner);
+    return sw_structure_encode_tuple(st, ext, owner);
 }
 
 /* ---- building blocks ----------------------------------------------------- */
 
-static const char *const sw_label_text[SW_LABEL_COUNT] = {
+static const char *const sw_structure_label_text[SW_LABEL_COUNT] = {
     [SW_LABEL_REF] = "ref",
     [SW_LABEL_NONE] = "none",
     [SW_LABEL_WHOLE] = "whole",
@@ -159,7 +159,7 @@ sw_structure_labels_init(sw_state *st)
     int i;
 
     for (i = 0; i < SW_LABEL_COUNT; i++) {
-        st->labels[i] = PyUnicode_InternFromString(sw_label_text[i]);
+        st->labels[i] = PyUnicode_InternFromString(sw_structure_label_text[i]);
         if (st->labels[i] == NULL) {
             return -1;
         }
@@ -281,7 +281,7 @@ typedef struct {
 } sw_path;
 
 static int
-sw_is_label(PyObject *obj)
+sw_structure_is_label(PyObject *obj)
 {
     /* Labels (contract names, field names, "ref") are untagged: no colon.
      * "none" and "whole" are untagged values, never labels. */
@@ -292,7 +292,7 @@ sw_is_label(PyObject *obj)
 }
 
 static void
-sw_path_push(sw_path *path, PyObject *label, Py_ssize_t index)
+sw_structure_path_push(sw_path *path, PyObject *label, Py_ssize_t index)
 {
     if (path->depth < SW_MAX_PATH) {
         path->steps[path->depth].label = label;
@@ -303,7 +303,7 @@ sw_path_push(sw_path *path, PyObject *label, Py_ssize_t index)
 
 /* "BlockScaledDType.levels[1].Level.block" */
 static PyObject *
-sw_path_string(sw_path *path)
+sw_structure_path_string(sw_path *path)
 {
     PyObject *result = PyUnicode_FromString(""), *part;
     int i;
@@ -352,7 +352,7 @@ sw_path_string(sw_path *path)
 
 /* Does `theirs` (untrusted) carry a ("opaque_storage", ...) field? */
 static int
-sw_has_opaque_storage_field(PyObject *theirs)
+sw_structure_has_opaque_storage_field(PyObject *theirs)
 {
     Py_ssize_t i;
 
@@ -373,11 +373,11 @@ sw_has_opaque_storage_field(PyObject *theirs)
 }
 
 static PyObject *
-sw_diff_message(sw_path *path, PyObject *ours, PyObject *theirs)
+sw_structure_diff_message(sw_path *path, PyObject *ours, PyObject *theirs)
 {
     PyObject *where = NULL, *mine = NULL, *other = NULL, *result = NULL;
 
-    where = sw_path_string(path);
+    where = sw_structure_path_string(path);
     if (where == NULL) {
         goto done;
     }
@@ -385,7 +385,7 @@ sw_diff_message(sw_path *path, PyObject *ours, PyObject *theirs)
         && PyUnicode_CheckExact(PyTuple_GET_ITEM(ours, 0))
         && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(ours, 0),
                                             "DTypeCategory") == 0
-        && sw_has_opaque_storage_field(theirs)) {
+        && sw_structure_has_opaque_storage_field(theirs)) {
         result = PyUnicode_FromFormat(
             "at %U: the pickle carries the removed opaque-storage disposition "
             "(an 'opaque_storage' field) in a category structure; categories "
@@ -429,7 +429,7 @@ typedef struct {
  * category chain nests three tuples per level), and a payload is only ever
  * followed as deep as `ours` goes. */
 static int
-sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
+sw_structure_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
              PyObject **message)
 {
     sw_diff_frame *stack = NULL, *top;
@@ -447,7 +447,7 @@ sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
                 }
             }
             if (eq != 0) {
-                *message = sw_diff_message(path, ours, theirs);
+                *message = sw_structure_diff_message(path, ours, theirs);
                 status = *message ? 1 : -1;
                 break;
             }
@@ -460,16 +460,16 @@ sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
             /* Name this level after its label: contract, field or
              * referenced name; the items of an unlabeled tuple are named
              * by position. */
-            if (n > 0 && sw_is_label(PyTuple_GET_ITEM(ours, 0))) {
+            if (n > 0 && sw_structure_is_label(PyTuple_GET_ITEM(ours, 0))) {
                 PyObject *label = PyTuple_GET_ITEM(ours, 0);
                 if (n == 3 && PyUnicode_CompareWithASCIIString(label, "ref") == 0) {
                     label = PyTuple_GET_ITEM(ours, 1);   /* "str:<name>" */
                 }
-                sw_path_push(path, label, 0);
+                sw_structure_path_push(path, label, 0);
                 pushed = 1;
             }
             if (!PyTuple_CheckExact(theirs) || PyTuple_GET_SIZE(theirs) != n) {
-                *message = sw_diff_message(path, ours, theirs);
+                *message = sw_structure_diff_message(path, ours, theirs);
                 status = *message ? 1 : -1;
                 break;
             }
@@ -503,7 +503,7 @@ sw_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
             }
             if (top->next < PyTuple_GET_SIZE(top->ours)) {
                 if (top->sequence) {
-                    sw_path_push(path, NULL, top->next);
+                    sw_structure_path_push(path, NULL, top->next);
                 }
                 ours = PyTuple_GET_ITEM(top->ours, top->next);
                 theirs = PyTuple_GET_ITEM(top->theirs, top->next);
@@ -523,7 +523,7 @@ done:
 
 /* Equal exact str objects, compared by their code points. */
 static int
-sw_str_equal(PyObject *a, PyObject *b)
+sw_structure_str_equal(PyObject *a, PyObject *b)
 {
     Py_ssize_t len = PyUnicode_GET_LENGTH(a);
 
@@ -546,7 +546,7 @@ sw_structure_equal(PyObject *ours, PyObject *theirs, int depth)
         return 1;
     }
     if (PyUnicode_CheckExact(ours)) {
-        return PyUnicode_CheckExact(theirs) && sw_str_equal(ours, theirs);
+        return PyUnicode_CheckExact(theirs) && sw_structure_str_equal(ours, theirs);
     }
     n = PyTuple_GET_SIZE(ours);
     if (depth == 0 || !PyTuple_CheckExact(theirs)
@@ -587,7 +587,7 @@ sw_structure_diff_as(PyObject *ours, PyObject *theirs, const char *theirs_label)
     }
     path.depth = 0;
     path.theirs = theirs_label;
-    status = sw_diff_walk(ours, theirs, &path, &message);
+    status = sw_structure_diff_walk(ours, theirs, &path, &message);
     if (status < 0) {
         return NULL;
     }

@@ -92,7 +92,7 @@ int sw_rule_clear(PyObject *self);
 void sw_rule_dealloc(PyObject *self);
 
 /* levelextent.c */
-int sw_level_extent_create_type(PyObject *module, sw_state *st);
+int sw_levelextent_create_type(PyObject *module, sw_state *st);
 
 /* level.c, symbolic.c */
 int sw_level_create_type(PyObject *module, sw_state *st);
