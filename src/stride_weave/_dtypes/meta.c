@@ -1,9 +1,9 @@
 /* meta.c: DTypeMeta, the metaclass of every descriptor class.
  *
  * Owns class creation (the `abstract` keyword, the descriptor kind a class
- * inherits, refusing classes that shadow model-owned members), class
- * attribute protection (model classes are frozen; owned members cannot be
- * reassigned anywhere), and instance construction as a transaction:
+ * inherits; sealedmeta.c refuses classes that shadow model-owned members),
+ * class attribute protection (model classes are frozen; owned members
+ * cannot be reassigned anywhere), and instance construction as a transaction:
  * allocate, run the most-derived __init__, finalize (validate, record the
  * structure, register, seal), or reject without registering anything.
  *
@@ -15,8 +15,6 @@
  */
 #include "sw_internal.h"
 
-#include <structmember.h>
-
 static void sw_meta_dealloc(PyObject *self);
 
 int
@@ -26,533 +24,25 @@ sw_is_descriptor_class(PyTypeObject *tp)
     return Py_TYPE(tp)->tp_dealloc == sw_meta_dealloc;
 }
 
-/* ---- class keywords and owned members (shared with rule.c) --------------- */
-
-/* Pop the boolean class keyword `keyword` from kwds.  *value keeps its
- * default when absent; *rest is a new dict of the other keywords or NULL. */
-int
-sw_parse_class_keywords(PyObject *kwds, const char *keyword, int *value,
-                        PyObject **rest)
-{
-    PyObject *flag;
-
-    *rest = NULL;
-    if (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) {
-        return 0;
-    }
-    *rest = PyDict_Copy(kwds);
-    if (*rest == NULL) {
-        return -1;
-    }
-    if (keyword == NULL) {
-        return 0;
-    }
-    flag = PyDict_GetItemString(*rest, keyword);   /* borrowed */
-    if (flag == NULL) {
-        return 0;
-    }
-    if (!PyBool_Check(flag)) {
-        PyErr_Format(PyExc_TypeError,
-                     "class keyword '%s' must be a bool, got %s", keyword,
-                     Py_TYPE(flag)->tp_name);
-        Py_CLEAR(*rest);
-        return -1;
-    }
-    *value = (flag == Py_True);
-    if (PyDict_DelItemString(*rest, keyword) < 0) {
-        Py_CLEAR(*rest);
-        return -1;
-    }
-    return 0;
-}
-
-/* An exact str copy of an attribute name found in a class namespace or a
- * base's dict (new reference), or NULL with TypeError when it is not a str
- * or is a str subclass: such a key runs its own __hash__/__eq__ inside
- * every attribute lookup of the class, so it could answer for an owned
- * name it does not spell. */
-static PyObject *
-sw_exact_attribute_name(PyObject *key, const char *clsname, PyObject *source)
-{
-    if (PyUnicode_CheckExact(key)) {
-        return Py_NewRef(key);
-    }
-    if (source == NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "class %s: attribute names must be exact str, got a "
-                     "key of type %s", clsname, Py_TYPE(key)->tp_name);
-    }
-    else {
-        PyErr_Format(PyExc_TypeError,
-                     "class %s: base %R has an attribute name of type %s; "
-                     "a descriptor class's bases must use exact str names",
-                     clsname, source, Py_TYPE(key)->tp_name);
-    }
-    return NULL;
-}
-
-static int
-sw_check_names(PyObject *owned, PyObject *names, const char *clsname,
-               PyObject *source)
-{
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    int status = 0;
-
-    /* `names` may be a base class's dict that another thread can change:
-     * free-threaded builds iterate it inside its critical section. */
-    Py_BEGIN_CRITICAL_SECTION(names);
-    while (status == 0 && PyDict_Next(names, &pos, &key, &value)) {
-        PyObject *exact = sw_exact_attribute_name(key, clsname, source);
-        int hit;
-
-        if (exact == NULL) {
-            status = -1;
-            break;
-        }
-        hit = PySet_Contains(owned, exact);
-        if (hit < 0) {
-            status = -1;
-        }
-        else if (hit) {
-            if (source == NULL) {
-                PyErr_Format(PyExc_TypeError,
-                             "class %s defines %R, which is owned by the "
-                             "descriptor model and cannot be overridden",
-                             clsname, exact);
-            }
-            else {
-                PyErr_Format(PyExc_TypeError,
-                             "class %s inherits %R from %R, which shadows a "
-                             "member owned by the descriptor model",
-                             clsname, exact, source);
-            }
-            status = -1;
-        }
-        Py_DECREF(exact);
-    }
-    Py_END_CRITICAL_SECTION();
-    return status;
-}
-
-/* The prepared namespace holds __slots__ as an exact str or a tuple of
- * exact str (attrs.c), so reading it here runs no user code.  A "__dict__"
- * slot is refused: it would give instances CPython's own dict, which
- * object.__setattr__ writes past the seal (CPython 3.13+). */
-static int
-sw_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
-{
-    PyObject *slots = PyDict_GetItemString(ns, "__slots__");   /* borrowed */
-    PyObject *check;
-    Py_ssize_t i;
-    int status = 0;
-
-    if (slots == NULL) {
-        return 0;
-    }
-    check = PyDict_New();
-    if (check == NULL) {
-        return -1;
-    }
-    if (PyUnicode_CheckExact(slots)) {
-        status = PyDict_SetItem(check, slots, Py_None);
-    }
-    else if (PyTuple_Check(slots)) {
-        for (i = 0; i < PyTuple_GET_SIZE(slots) && status == 0; i++) {
-            PyObject *slot = PyTuple_GET_ITEM(slots, i);
-            if (PyUnicode_CheckExact(slot)) {
-                status = PyDict_SetItem(check, slot, Py_None);
-            }
-        }
-    }
-    if (status == 0 && PyDict_GetItemString(check, "__dict__") != NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "class %s: __slots__ may not contain '__dict__': a "
-                     "sealed object keeps its attributes itself, and an "
-                     "instance dict would stay writable", clsname);
-        status = -1;
-    }
-    if (status == 0) {
-        status = sw_check_names(owned, check, clsname, NULL);
-    }
-    Py_DECREF(check);
-    return status;
-}
-
-static int
-sw_is_one_of(PyTypeObject *k, PyTypeObject *const *types)
-{
-    for (; *types != NULL; types++) {
-        if (k == *types) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* 1 when instances of `tp` carry CPython's own instance dict. */
-static int
-sw_base_has_instance_dict(PyTypeObject *tp)
-{
-    return tp->tp_dictoffset != 0
-           || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
-}
-
-/* Refuse a class whose namespace, __slots__, or any foreign base (mixins
- * and their whole MRO) defines an owned member.  Classes made by `meta`
- * were checked when they were created, and `model_types` (NULL-terminated)
- * are the model's C layouts, so both are skipped; so is `object`. */
-static int
-sw_check_owned_members(PyObject *owned, PyTypeObject *const *model_types,
-                       PyTypeObject *meta, const char *clsname,
-                       PyObject *bases, PyObject *ns)
-{
-    Py_ssize_t i, j;
-
-    if (sw_check_names(owned, ns, clsname, NULL) < 0
-        || sw_check_slots(owned, ns, clsname) < 0) {
-        return -1;
-    }
-    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
-        PyObject *base = PyTuple_GET_ITEM(bases, i);
-        PyObject *mro;
-
-        if (!PyType_Check(base) || Py_TYPE(base) == meta) {
-            continue;   /* type.__new__ reports non-class bases */
-        }
-        if (sw_base_has_instance_dict((PyTypeObject *)base)) {
-            PyErr_Format(PyExc_TypeError,
-                         "class %s: base %R gives instances a __dict__, "
-                         "which would stay writable after the object is "
-                         "sealed; declare __slots__ = () on it (the object "
-                         "keeps its own attributes)", clsname, base);
-            return -1;
-        }
-        mro = ((PyTypeObject *)base)->tp_mro;
-        if (mro == NULL) {
-            continue;
-        }
-        for (j = 0; j < PyTuple_GET_SIZE(mro); j++) {
-            PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(mro, j);
-            PyObject *dict;
-            if (k == &PyBaseObject_Type || sw_is_one_of(k, model_types)
-                || Py_TYPE(k) == meta) {
-                continue;
-            }
-            dict = k->tp_dict;
-            if (dict != NULL
-                && sw_check_names(owned, dict, clsname, (PyObject *)k) < 0) {
-                return -1;
-            }
-        }
-    }
-    return 0;
-}
-
-/* 1 if `name` (a str or str subclass, read without running its methods)
- * is in the frozenset `owned`, 0 if not or not a str, -1 on error. */
-int
-sw_is_owned_name(PyObject *owned, PyObject *name)
-{
-    PyObject *exact;
-    int result;
-
-    if (!PyUnicode_Check(name)) {
-        return 0;   /* the generic paths report a bad name type */
-    }
-    if (PyUnicode_CheckExact(name)) {
-        return PySet_Contains(owned, name);
-    }
-    exact = PyUnicode_FromObject(name);
-    if (exact == NULL) {
-        return -1;
-    }
-    result = PySet_Contains(owned, exact);
-    Py_DECREF(exact);
-    return result;
-}
-
-/* 1 if `name` may not be set or deleted on a user class of either
- * metaclass: an owned member, or the class's __bases__/__class__. */
-int
-sw_is_owned_class_attribute(PyObject *owned, PyObject *name)
-{
-    if (PyUnicode_Check(name)
-        && (PyUnicode_CompareWithASCIIString(name, "__bases__") == 0
-            || PyUnicode_CompareWithASCIIString(name, "__class__") == 0)) {
-        return 1;
-    }
-    return sw_is_owned_name(owned, name);
-}
-
-/* ---- class creation ----------------------------------------------------------- */
-
-/* What a new class must know about itself before any user code sees it.
- * type() runs __set_name__ and __init_subclass__ hooks before it returns,
- * so the metaclass records kind, abstractness and state in its tp_alloc,
- * which type() calls first: the pending record is per thread, and each
- * allocation consumes it (a class created inside a hook sets its own). */
-typedef struct {
-    PyTypeObject *meta;
-    sw_state *state;
-    sw_kind kind;
-    int abstract;
-} sw_class_record;
-
-static _Thread_local const sw_class_record *sw_pending_class;
-
-/* tp_alloc of both metaclasses. */
-PyObject *
-sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems)
-{
-    const sw_class_record *record = sw_pending_class;
-    PyObject *cls;
-
-    sw_pending_class = NULL;
-    cls = PyType_GenericAlloc(meta, nitems);
-    if (cls != NULL && record != NULL && record->meta == meta) {
-        sw_type *t = (sw_type *)cls;
-        t->state = record->state;
-        t->kind = record->kind;
-        t->abstract = record->abstract;
-        t->is_model = record->state->installing;
-        t->ready = 0;
-    }
-    return cls;
-}
-
-/* 0 when `t` may be instantiated or subclassed; else TypeError. */
-int
-sw_meta_check_ready(sw_type *t)
-{
-    if (t->ready) {
-        return 0;
-    }
-    PyErr_Format(PyExc_TypeError,
-                 "class %s is still being created (its __init_subclass__ "
-                 "or __set_name__ hooks are running): it cannot be "
-                 "instantiated or subclassed yet",
-                 ((PyTypeObject *)t)->tp_name);
-    return -1;
-}
-
-/* Refuse bases of metaclass `meta` that are not finished classes. */
-int
-sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases)
-{
-    Py_ssize_t i;
-
-    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
-        PyObject *base = PyTuple_GET_ITEM(bases, i);
-        if (Py_TYPE(base) == meta && sw_meta_check_ready((sw_type *)base) < 0) {
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* 1 when `cls` has a class from outside the model (a mixin) in its MRO. */
-static int
-sw_has_foreign_base(PyTypeObject *cls, PyTypeObject *meta,
-                    PyTypeObject *const *model_types)
-{
-    Py_ssize_t i;
-
-    for (i = 1; i < PyTuple_GET_SIZE(cls->tp_mro); i++) {
-        PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(cls->tp_mro, i);
-        if (k != &PyBaseObject_Type && Py_TYPE(k) != meta
-            && !sw_is_one_of(k, model_types)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int
-sw_add_getset(PyTypeObject *cls, PyGetSetDef *def)
-{
-    PyObject *descr = PyDescr_NewGetSet(cls, def);
-    int status;
-
-    if (descr == NULL) {
-        return -1;
-    }
-    status = PyDict_SetItemString(cls->tp_dict, def->name, descr);
-    Py_DECREF(descr);
-    return status;
-}
+/* ---- class creation ----------------------------------------------------- */
 
 /* An owned name the model leaves undefined on purpose (the removed
  * is_opaque_storage): in a class with a mixin, a data descriptor that keeps
  * it absent, so a mixin cannot bring it back later. */
 static PyObject *
-sw_absent_get(PyObject *self, void *closure)
+sw_meta_absent_get(PyObject *self, void *closure)
 {
     PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%s'",
                  Py_TYPE(self)->tp_name, (const char *)closure);
     return NULL;
 }
 
-static PyGetSetDef sw_absent_members[] = {
-    {"is_opaque_storage", sw_absent_get, NULL,
+static PyGetSetDef sw_meta_absent_members[] = {
+    {"is_opaque_storage", sw_meta_absent_get, NULL,
      PyDoc_STR("Removed: categories describe hierarchy relationships only."),
      (void *)"is_opaque_storage"},
     {NULL, NULL, NULL, NULL, NULL},
 };
-
-/* `name` looked up along cls's MRO in the model's classes only (the
- * classes of this metaclass and the model's C layouts), skipping mixins:
- * a class hook may have given a mixin an owned member after the check
- * (borrowed, or NULL). */
-static PyObject *
-sw_model_lookup(PyTypeObject *cls, PyTypeObject *meta,
-                PyTypeObject *const *model_types, PyObject *name)
-{
-    Py_ssize_t i;
-
-    for (i = 0; i < PyTuple_GET_SIZE(cls->tp_mro); i++) {
-        PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(cls->tp_mro, i);
-        PyObject *dict, *found;
-
-        if (Py_TYPE(k) != meta && !sw_is_one_of(k, model_types)
-            && k != &PyBaseObject_Type) {
-            continue;
-        }
-#if PY_VERSION_HEX >= 0x030C0000
-        /* A static built-in type (object) keeps its dict elsewhere. */
-        dict = PyType_GetDict(k);   /* new reference */
-#else
-        dict = Py_XNewRef(k->tp_dict);
-#endif
-        if (dict == NULL) {
-            continue;
-        }
-        found = PyDict_GetItemWithError(dict, name);   /* exact str */
-        /* Borrowed from a type dict the class's MRO keeps alive. */
-        Py_DECREF(dict);
-        if (found != NULL || PyErr_Occurred()) {
-            return found;
-        }
-    }
-    return NULL;
-}
-
-/* A class with a mixin holds every owned member the model defines in its
- * own dict: attribute lookup and CPython's slot updates both stop at the
- * class itself, so a member added to the mixin later (Mix.bits = ...,
- * Mix.__eq__ = ...) changes nothing its instances report.  The values are
- * the model's own objects (sw_model_lookup). */
-static int
-sw_guard_owned_members(PyTypeObject *cls, PyTypeObject *meta,
-                       PyTypeObject *const *model_types, PyObject *owned)
-{
-    PyObject *iter, *name;
-    int status = 0;
-
-    iter = PyObject_GetIter(owned);   /* a frozenset of exact str */
-    if (iter == NULL) {
-        return -1;
-    }
-    while (status == 0 && (name = PyIter_Next(iter)) != NULL) {
-        PyObject *member = sw_model_lookup(cls, meta, model_types, name);
-        PyGetSetDef *absent;
-
-        if (member == NULL && PyErr_Occurred()) {
-            status = -1;
-        }
-        else if (member == NULL) {
-            for (absent = sw_absent_members; absent->name != NULL; absent++) {
-                if (PyUnicode_CompareWithASCIIString(name, absent->name) == 0) {
-                    status = sw_add_getset(cls, absent);
-                }
-            }
-        }
-        if (member != NULL) {
-            Py_INCREF(member);
-            if (PyDict_GetItemWithError(cls->tp_dict, name) == NULL
-                && !PyErr_Occurred()) {
-                status = PyDict_SetItem(cls->tp_dict, name, member);
-            }
-            else if (PyErr_Occurred()) {
-                status = -1;
-            }
-            Py_DECREF(member);
-        }
-        Py_DECREF(name);
-    }
-    Py_DECREF(iter);
-    if (status == 0 && PyErr_Occurred()) {
-        status = -1;
-    }
-    if (status == 0) {
-        PyType_Modified(cls);
-    }
-    return status;
-}
-
-/* What creating a class means for both metaclasses (this one and RuleMeta):
- * prepare the namespace (attrs.c: exact str names, __slots__ read once, own
- * attribute storage), refuse owned members, run type() itself with the
- * class's record taken at allocation, then seal the new class's attribute
- * accessors.  Model classes (st->installing) skip the checks.  The caller
- * has refused unfinished bases (sw_meta_check_ready_bases), and finishes
- * the class and sets `ready`. */
-PyObject *
-sw_meta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
-                    PyTypeObject *const *model_types, PyObject *name,
-                    PyObject *bases, PyObject *ns, PyObject *kwds,
-                    sw_kind kind, int abstract)
-{
-    const char *clsname = PyUnicode_AsUTF8(name);
-    sw_class_record record = {meta, st, kind, abstract};
-    PyObject *prepared, *args, *cls;
-    int own_attrs;
-    sw_type *t;
-
-    if (clsname == NULL) {
-        return NULL;
-    }
-    prepared = sw_attrs_prepare_namespace(ns, clsname, &own_attrs);
-    if (prepared == NULL) {
-        return NULL;
-    }
-    if (!st->installing
-        && sw_check_owned_members(owned, model_types, meta, clsname, bases,
-                                  prepared) < 0) {
-        Py_DECREF(prepared);
-        return NULL;
-    }
-    args = PyTuple_Pack(3, name, bases, prepared);
-    Py_DECREF(prepared);
-    if (args == NULL) {
-        return NULL;
-    }
-    sw_pending_class = &record;
-    cls = PyType_Type.tp_new(meta, args, kwds);
-    sw_pending_class = NULL;   /* also when type() failed before allocating */
-    Py_DECREF(args);
-    if (cls == NULL) {
-        return NULL;
-    }
-    t = (sw_type *)cls;
-    if (t->state != st) {
-        /* Not allocated through sw_meta_alloc: never usable. */
-        PyErr_Format(PyExc_SystemError,
-                     "class %s was not allocated by its metaclass", clsname);
-        Py_DECREF(cls);
-        return NULL;
-    }
-    if (!t->is_model
-        && (sw_attrs_setup_class((PyTypeObject *)cls, own_attrs,
-                                 &t->slot_defs) < 0
-            || (sw_has_foreign_base((PyTypeObject *)cls, meta, model_types)
-                && sw_guard_owned_members((PyTypeObject *)cls, meta,
-                                          model_types, owned) < 0))) {
-        Py_DECREF(cls);
-        return NULL;
-    }
-    return cls;
-}
 
 /* The kind a new class inherits from its descriptor bases; -1 on conflict. */
 static int
@@ -610,12 +100,12 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
     if (clsname == NULL) {
         return NULL;
     }
-    if (sw_meta_check_ready_bases(meta, bases) < 0
+    if (sw_sealedmeta_check_ready_bases(meta, bases) < 0
         || sw_meta_inherited_kind(meta, bases, clsname, &kind,
                                   &has_descriptor_base) < 0) {
         return NULL;
     }
-    if (sw_parse_class_keywords(kwds, "abstract", &abstract, &rest) < 0) {
+    if (sw_sealedmeta_parse_keywords(kwds, "abstract", &abstract, &rest) < 0) {
         return NULL;
     }
     if (!st->installing && !has_descriptor_base) {
@@ -641,13 +131,15 @@ sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
             model_types[k] = st->kind_init_types[k];
         }
         model_types[SW_KIND_COUNT] = NULL;
-        cls = sw_meta_build_class(meta, st, st->owned_names, model_types,
-                                  name, bases, ns, rest, kind, abstract);
+        cls = sw_sealedmeta_build_class(meta, st, st->owned_names,
+                                        model_types, sw_meta_absent_members,
+                                        name, bases, ns, rest, kind,
+                                        abstract);
     }
     Py_XDECREF(rest);
     /* Only the model's own classes get per-class method descriptors: a
      * user class's namespace holds what its class statement wrote (and,
-     * with a mixin, the guard of sw_guard_owned_members), so tools that
+     * with a mixin, the guard of its owned members), so tools that
      * rebuild a class from its namespace (cloudpickle) can. */
     if (cls != NULL && ((sw_type *)cls)->is_model
         && sw_descriptor_bind_methods((PyTypeObject *)cls) < 0) {
@@ -720,7 +212,7 @@ sw_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
                      ((PyTypeObject *)self)->tp_name);
         return -1;
     }
-    owned = sw_is_owned_class_attribute(t->state->owned_names, name);
+    owned = sw_sealedmeta_is_owned_class_attribute(t->state->owned_names, name);
     if (owned < 0) {
         return -1;
     }
@@ -781,7 +273,7 @@ sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds, int ensuring)
     if (sw_state_check(t->state) < 0) {
         return NULL;
     }
-    if (sw_meta_check_ready(t) < 0) {
+    if (sw_sealedmeta_check_ready(t) < 0) {
         return NULL;
     }
     if (t->abstract) {

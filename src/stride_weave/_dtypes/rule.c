@@ -85,7 +85,7 @@ sw_rule_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
     if (sw_state_check(t->state) < 0) {
         return NULL;
     }
-    if (sw_meta_check_ready(t) < 0) {
+    if (sw_sealedmeta_check_ready(t) < 0) {
         return NULL;
     }
     if (t->abstract) {
@@ -152,17 +152,17 @@ sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
             return NULL;
         }
     }
-    if (sw_meta_check_ready_bases(meta, bases) < 0) {
+    if (sw_sealedmeta_check_ready_bases(meta, bases) < 0) {
         return NULL;
     }
     /* No class keyword of its own: copy so __init_subclass__ sees the rest. */
-    if (sw_parse_class_keywords(kwds, NULL, &unused, &rest) < 0) {
+    if (sw_sealedmeta_parse_keywords(kwds, NULL, &unused, &rest) < 0) {
         return NULL;
     }
     /* Only RepresentationRule itself is abstract. */
-    cls = sw_meta_build_class(meta, st, st->rule_owned_names, model_types,
-                              name, bases, ns, rest, SW_KIND_NONE,
-                              st->installing);
+    cls = sw_sealedmeta_build_class(meta, st, st->rule_owned_names,
+                                    model_types, NULL, name, bases, ns, rest,
+                                    SW_KIND_NONE, st->installing);
     Py_XDECREF(rest);
     if (cls != NULL) {
         ((sw_type *)cls)->ready = 1;
@@ -192,7 +192,7 @@ sw_rule_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
                      ((PyTypeObject *)self)->tp_name);
         return -1;
     }
-    owned = sw_is_owned_class_attribute(t->state->rule_owned_names, name);
+    owned = sw_sealedmeta_is_owned_class_attribute(t->state->rule_owned_names, name);
     if (owned < 0) {
         return -1;
     }

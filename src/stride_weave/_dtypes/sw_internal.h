@@ -64,25 +64,30 @@ typedef struct {
 
 /* ---- cross-file functions ------------------------------------------------ */
 
+/* sealedmeta.c */
+PyObject *sw_sealedmeta_build_class(PyTypeObject *meta, sw_state *st,
+                                    PyObject *owned,
+                                    PyTypeObject *const *model_types,
+                                    PyGetSetDef *absent_members,
+                                    PyObject *name, PyObject *bases,
+                                    PyObject *ns, PyObject *kwds,
+                                    sw_kind kind, int abstract);
+PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
+int sw_sealedmeta_check_ready_bases(PyTypeObject *meta, PyObject *bases);
+int sw_sealedmeta_check_ready(sw_type *t);
+int sw_is_owned_name(PyObject *owned, PyObject *name);
+int sw_sealedmeta_is_owned_class_attribute(PyObject *owned, PyObject *name);
+int sw_sealedmeta_parse_keywords(PyObject *kwds, const char *keyword,
+                                 int *value, PyObject **rest);
+
 /* meta.c */
 PyObject *sw_meta_create_type(PyObject *module);
 int sw_is_descriptor_class(PyTypeObject *tp);
 PyObject *sw_meta_create_model_class(sw_state *st, const char *name,
                                      PyObject *bases, PyObject *ns,
                                      int abstract, sw_kind kind);
-PyObject *sw_meta_build_class(PyTypeObject *meta, sw_state *st,
-                              PyObject *owned, PyTypeObject *const *model_types,
-                              PyObject *name, PyObject *bases, PyObject *ns,
-                              PyObject *kwds, sw_kind kind, int abstract);
-PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
 PyObject *sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds,
                             int ensuring);
-int sw_meta_check_ready_bases(PyTypeObject *meta, PyObject *bases);
-int sw_meta_check_ready(sw_type *t);
-int sw_is_owned_name(PyObject *owned, PyObject *name);
-int sw_is_owned_class_attribute(PyObject *owned, PyObject *name);
-int sw_parse_class_keywords(PyObject *kwds, const char *keyword,
-                            int *value, PyObject **rest);
 
 /* rule.c */
 int sw_rule_create_types(PyObject *module, sw_state *st);
