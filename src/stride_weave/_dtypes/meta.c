@@ -1,11 +1,12 @@
 /* meta.c: DTypeMeta, the metaclass of every descriptor class.
  *
- * Owns class creation (the `abstract` keyword, the descriptor kind a class
- * inherits; sealedmeta.c refuses classes that shadow model-owned members),
- * class attribute protection (model classes are frozen; owned members
- * cannot be reassigned anywhere), and instance construction as a transaction:
- * allocate, run the most-derived __init__, finalize (validate, record the
- * structure, register, seal), or reject without registering anything.
+ * Owns what only descriptor classes have, on top of the sealed-metaclass
+ * core of sealedmeta.c: the `abstract` class keyword, the descriptor kind
+ * a class inherits, the model's C layouts and its owned members, the
+ * frozen model classes' error text, and instance construction as a
+ * transaction: allocate, run the most-derived __init__, finalize
+ * (validate, record the structure, register, seal), or reject without
+ * registering anything.
  *
  * The metaclass is built from a spec with `type` as its base; the model's
  * classes (DType, DTypeCategory, ...) and user subclasses are made by
@@ -25,6 +26,28 @@ sw_is_descriptor_class(PyTypeObject *tp)
 }
 
 /* ---- class creation ----------------------------------------------------- */
+
+static PyObject *
+sw_meta_owned_names(sw_state *st)
+{
+    return st->owned_names;
+}
+
+/* The model's C layouts: a user class's owned-member checks skip them. */
+static void
+sw_meta_model_types(sw_state *st,
+                    PyTypeObject *types[SW_SEALEDMETA_MODEL_TYPES])
+{
+    int k;
+
+    Py_BUILD_ASSERT(SW_KIND_COUNT + 1 <= SW_SEALEDMETA_MODEL_TYPES);
+    /* The C layout and every kind's __init__ carrier. */
+    types[0] = st->base_type;
+    for (k = SW_KIND_NONE + 1; k < SW_KIND_COUNT; k++) {
+        types[k] = st->kind_init_types[k];
+    }
+    types[SW_KIND_COUNT] = NULL;
+}
 
 /* An owned name the model leaves undefined on purpose (the removed
  * is_opaque_storage): in a class with a mixin, a data descriptor that keeps
@@ -80,86 +103,51 @@ sw_meta_inherited_kind(PyTypeObject *meta, PyObject *bases, const char *clsname,
     return 0;
 }
 
-static PyObject *
-sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
+/* A name that is not valid UTF-8 is refused first, then unfinished bases,
+ * then bases that mix kinds (in place of the core's check of unfinished
+ * bases, so the errors keep that order). */
+static int
+sw_meta_check_bases(PyTypeObject *meta, PyObject *name, PyObject *bases,
+                    sw_kind *kind)
 {
-    sw_state *st = PyType_GetModuleState(meta);
-    PyObject *name, *bases, *ns, *rest = NULL, *cls;
-    const char *clsname;
-    int abstract = 1, has_descriptor_base;
-    sw_kind kind;
+    const char *clsname = PyUnicode_AsUTF8(name);
+    int has_descriptor_base;   /* unused: the core checks for one itself */
 
-    if (sw_state_check(st) < 0) {
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "UO!O!:DTypeMeta", &name, &PyTuple_Type,
-                          &bases, &PyDict_Type, &ns)) {
-        return NULL;
-    }
-    clsname = PyUnicode_AsUTF8(name);
     if (clsname == NULL) {
-        return NULL;
+        return -1;
     }
     if (sw_sealedmeta_check_ready_bases(meta, bases) < 0
-        || sw_meta_inherited_kind(meta, bases, clsname, &kind,
+        || sw_meta_inherited_kind(meta, bases, clsname, kind,
                                   &has_descriptor_base) < 0) {
-        return NULL;
+        return -1;
     }
-    if (sw_sealedmeta_parse_keywords(kwds, "abstract", &abstract, &rest) < 0) {
-        return NULL;
-    }
-    if (!st->installing && !has_descriptor_base) {
-        PyErr_Format(PyExc_TypeError,
-                     "class %s: a class made by DTypeMeta must derive "
-                     "from DType", clsname);
-        goto error;
-    }
-    if (!st->installing && !abstract && kind == SW_KIND_NONE) {
-        PyErr_Format(PyExc_TypeError,
-                     "class %s cannot be concrete: a constructible "
-                     "descriptor must be a DTypeCategory, SimpleDType or "
-                     "CompoundDType subclass", clsname);
-        goto error;
-    }
-    {
-        /* The C layout and every kind's __init__ carrier. */
-        PyTypeObject *model_types[SW_KIND_COUNT + 1];
-        int k;
-
-        model_types[0] = st->base_type;
-        for (k = SW_KIND_NONE + 1; k < SW_KIND_COUNT; k++) {
-            model_types[k] = st->kind_init_types[k];
-        }
-        model_types[SW_KIND_COUNT] = NULL;
-        cls = sw_sealedmeta_build_class(meta, st, st->owned_names,
-                                        model_types, sw_meta_absent_members,
-                                        name, bases, ns, rest, kind,
-                                        abstract);
-    }
-    Py_XDECREF(rest);
-    /* Only the model's own classes get per-class method descriptors: a
-     * user class's namespace holds what its class statement wrote (and,
-     * with a mixin, the guard of its owned members), so tools that
-     * rebuild a class from its namespace (cloudpickle) can. */
-    if (cls != NULL && ((sw_type *)cls)->is_model
-        && sw_descriptor_bind_methods((PyTypeObject *)cls) < 0) {
-        Py_CLEAR(cls);
-    }
-    if (cls != NULL) {
-        ((sw_type *)cls)->ready = 1;
-    }
-    return cls;
-
-error:
-    Py_XDECREF(rest);
-    return NULL;
+    return 0;
 }
 
 static int
-sw_meta_init(PyObject *self, PyObject *args, PyObject *Py_UNUSED(kwds))
+sw_meta_check_class(sw_state *st, PyObject *name, sw_kind kind, int abstract)
 {
-    /* Keywords were consumed by tp_new (and __init_subclass__). */
-    return PyType_Type.tp_init(self, args, NULL);
+    if (!st->installing && !abstract && kind == SW_KIND_NONE) {
+        PyErr_Format(PyExc_TypeError,
+                     "class %U cannot be concrete: a constructible "
+                     "descriptor must be a DTypeCategory, SimpleDType or "
+                     "CompoundDType subclass", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Only the model's own classes get per-class method descriptors: a
+ * user class's namespace holds what its class statement wrote (and,
+ * with a mixin, the core's guard of its owned members), so tools that
+ * rebuild a class from its namespace (cloudpickle) can. */
+static int
+sw_meta_finish_class(PyTypeObject *cls)
+{
+    if (((sw_type *)cls)->is_model) {
+        return sw_descriptor_bind_methods(cls);
+    }
+    return 0;
 }
 
 /* Create one of the model's own classes (DType, SimpleDType, ...). */
@@ -192,41 +180,7 @@ done:
     return cls;
 }
 
-/* ---- class attribute protection ----------------------------------------------- */
-
-static int
-sw_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
-{
-    sw_type *t = (sw_type *)self;
-    int owned;
-
-    if (sw_state_check(t->state) < 0) {
-        return -1;
-    }
-    if (t->is_model) {
-        PyErr_Format(PyExc_AttributeError,
-                     "cannot %s attribute %R of %s: the descriptor model's "
-                     "classes are frozen (extensions are found through "
-                     "registered() and from_name())",
-                     value ? "set" : "delete", name,
-                     ((PyTypeObject *)self)->tp_name);
-        return -1;
-    }
-    owned = sw_sealedmeta_is_owned_class_attribute(t->state->owned_names, name);
-    if (owned < 0) {
-        return -1;
-    }
-    if (owned) {
-        PyErr_Format(PyExc_AttributeError,
-                     "cannot %s %R on class %s: it is owned by the "
-                     "descriptor model", value ? "set" : "delete", name,
-                     ((PyTypeObject *)self)->tp_name);
-        return -1;
-    }
-    return PyType_Type.tp_setattro(self, name, value);
-}
-
-/* ---- construction ---------------------------------------------------------------- */
+/* ---- construction ------------------------------------------------------- */
 
 /* The module a descriptor's pickle names as its origin (pickle.c), a new
  * exact str or NULL (no error set) when there is none.  A user class's
@@ -255,6 +209,36 @@ sw_meta_origin_module(sw_state *st, sw_type *t)
         return NULL;
     }
     return Py_NewRef(module);
+}
+
+/* ---- the metaclass type ------------------------------------------------- */
+
+static const sw_sealedmeta_ops sw_meta_ops = {
+    .name = "DTypeMeta",
+    .args_format = "UO!O!:DTypeMeta",
+    .root_name = "DType",
+    .keyword = "abstract",
+    .owner = "descriptor model",
+    .frozen_reason = "the descriptor model's classes are frozen (extensions "
+                     "are found through registered() and from_name())",
+    .owned_names = sw_meta_owned_names,
+    .model_types = sw_meta_model_types,
+    .absent_members = sw_meta_absent_members,
+    .check_bases = sw_meta_check_bases,
+    .check_class = sw_meta_check_class,
+    .finish_class = sw_meta_finish_class,
+};
+
+static PyObject *
+sw_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
+{
+    return sw_sealedmeta_new(&sw_meta_ops, meta, args, kwds);
+}
+
+static int
+sw_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
+{
+    return sw_sealedmeta_setattro(&sw_meta_ops, self, name, value);
 }
 
 /* Construct, validate, register and seal a descriptor of `cls` (the
@@ -317,40 +301,10 @@ sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
     return sw_meta_construct(cls, args, kwds, 0);
 }
 
-/* ---- the metaclass type ---------------------------------------------------------- */
-
-static int
-sw_meta_traverse(PyObject *self, visitproc visit, void *arg)
-{
-    Py_VISIT(((sw_type *)self)->snapshot);
-    Py_VISIT(((sw_type *)self)->bound[0]);
-    Py_VISIT(((sw_type *)self)->bound[1]);
-    return PyType_Type.tp_traverse(self, visit, arg);
-}
-
-static int
-sw_meta_clear(PyObject *self)
-{
-    Py_CLEAR(((sw_type *)self)->snapshot);
-    Py_CLEAR(((sw_type *)self)->bound[0]);
-    Py_CLEAR(((sw_type *)self)->bound[1]);
-    return PyType_Type.tp_clear(self);
-}
-
 static void
 sw_meta_dealloc(PyObject *self)
 {
-    PyTypeObject *meta = Py_TYPE(self);
-    PyGetSetDef *slot_defs = ((sw_type *)self)->slot_defs;
-
-    Py_CLEAR(((sw_type *)self)->snapshot);
-    Py_CLEAR(((sw_type *)self)->bound[0]);
-    Py_CLEAR(((sw_type *)self)->bound[1]);
-    PyType_Type.tp_dealloc(self);
-    /* The getsets pointing into slot_defs held the class: they are gone. */
-    PyMem_Free(slot_defs);
-    /* type's dealloc does not release a heap metaclass. */
-    Py_DECREF(meta);
+    sw_sealedmeta_dealloc(self);
 }
 
 static PyType_Slot sw_meta_slots[] = {
@@ -364,11 +318,11 @@ static PyType_Slot sw_meta_slots[] = {
         "descriptor as one transaction.")},
     {Py_tp_new, sw_meta_new},
     {Py_tp_alloc, sw_meta_alloc},
-    {Py_tp_init, sw_meta_init},
+    {Py_tp_init, sw_sealedmeta_init},
     {Py_tp_call, sw_meta_call},
     {Py_tp_setattro, sw_meta_setattro},
-    {Py_tp_traverse, sw_meta_traverse},
-    {Py_tp_clear, sw_meta_clear},
+    {Py_tp_traverse, sw_sealedmeta_traverse},
+    {Py_tp_clear, sw_sealedmeta_clear},
     {Py_tp_dealloc, sw_meta_dealloc},
     {0, NULL},
 };

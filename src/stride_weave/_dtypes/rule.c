@@ -1,11 +1,12 @@
 /* rule.c: RepresentationRule, the base of declarative plane constraints.
  *
- * Owns RuleMeta (the rules' metaclass: refuses classes that shadow
- * framework-owned members and constructs rules as a transaction), the C
- * rule layout (_RuleBase) and the RepresentationRule class.  A rule's
- * structure is recorded once at construction: the rule class's identity
- * (module and qualified name) and its structure_extension() tuple.  After
- * construction a rule is immutable and copies to itself.
+ * Owns RuleMeta (the rules' metaclass, on the sealed-metaclass core of
+ * sealedmeta.c: it refuses classes that shadow framework-owned members and
+ * constructs rules as a transaction), the C rule layout (_RuleBase) and
+ * the RepresentationRule class.  A rule's structure is recorded once at
+ * construction: the rule class's identity (module and qualified name) and
+ * its structure_extension() tuple.  After construction a rule is immutable
+ * and copies to itself.
  */
 #include "sw_internal.h"
 
@@ -123,111 +124,46 @@ sw_rule_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
 /* ---- RuleMeta --------------------------------------------------------------- */
 
 static PyObject *
-sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
+sw_rule_meta_owned_names(sw_state *st)
 {
-    sw_state *st = PyType_GetModuleState(meta);
-    PyTypeObject *const model_types[] = {st ? st->rule_base_type : NULL, NULL};
-    PyObject *name, *bases, *ns, *rest = NULL, *cls;
-    int unused = 0;
-    Py_ssize_t i;
-
-    if (sw_state_check(st) < 0) {
-        return NULL;
-    }
-    if (!PyArg_ParseTuple(args, "UO!O!:RuleMeta", &name, &PyTuple_Type,
-                          &bases, &PyDict_Type, &ns)) {
-        return NULL;
-    }
-    if (!st->installing) {
-        int has_rule_base = 0;
-        for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
-            if (Py_TYPE(PyTuple_GET_ITEM(bases, i)) == meta) {
-                has_rule_base = 1;
-            }
-        }
-        if (!has_rule_base) {
-            PyErr_Format(PyExc_TypeError,
-                         "class %U: a class made by RuleMeta must derive "
-                         "from RepresentationRule", name);
-            return NULL;
-        }
-    }
-    if (sw_sealedmeta_check_ready_bases(meta, bases) < 0) {
-        return NULL;
-    }
-    /* No class keyword of its own: copy so __init_subclass__ sees the rest. */
-    if (sw_sealedmeta_parse_keywords(kwds, NULL, &unused, &rest) < 0) {
-        return NULL;
-    }
-    /* Only RepresentationRule itself is abstract. */
-    cls = sw_sealedmeta_build_class(meta, st, st->rule_owned_names,
-                                    model_types, NULL, name, bases, ns, rest,
-                                    SW_KIND_NONE, st->installing);
-    Py_XDECREF(rest);
-    if (cls != NULL) {
-        ((sw_type *)cls)->ready = 1;
-    }
-    return cls;
+    return st->rule_owned_names;
 }
 
-static int
-sw_rule_meta_init(PyObject *self, PyObject *args, PyObject *Py_UNUSED(kwds))
+static void
+sw_rule_meta_model_types(sw_state *st,
+                         PyTypeObject *types[SW_SEALEDMETA_MODEL_TYPES])
 {
-    return PyType_Type.tp_init(self, args, NULL);
+    types[0] = st->rule_base_type;
+    types[1] = NULL;
 }
+
+/* No class keyword: only RepresentationRule itself is abstract. */
+static const sw_sealedmeta_ops sw_rule_meta_ops = {
+    .name = "RuleMeta",
+    .args_format = "UO!O!:RuleMeta",
+    .root_name = "RepresentationRule",
+    .owner = "representation-rule framework",
+    .frozen_reason = "the class is frozen",
+    .owned_names = sw_rule_meta_owned_names,
+    .model_types = sw_rule_meta_model_types,
+};
 
 static int
 sw_rule_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
 {
-    sw_type *t = (sw_type *)self;
-    int owned;
-
-    if (sw_state_check(t->state) < 0) {
-        return -1;
-    }
-    if (t->is_model) {
-        PyErr_Format(PyExc_AttributeError,
-                     "cannot %s attribute %R of %s: the class is frozen",
-                     value ? "set" : "delete", name,
-                     ((PyTypeObject *)self)->tp_name);
-        return -1;
-    }
-    owned = sw_sealedmeta_is_owned_class_attribute(t->state->rule_owned_names, name);
-    if (owned < 0) {
-        return -1;
-    }
-    if (owned) {
-        PyErr_Format(PyExc_AttributeError,
-                     "cannot %s %R on class %s: it is owned by the "
-                     "representation-rule framework",
-                     value ? "set" : "delete", name,
-                     ((PyTypeObject *)self)->tp_name);
-        return -1;
-    }
-    return PyType_Type.tp_setattro(self, name, value);
+    return sw_sealedmeta_setattro(&sw_rule_meta_ops, self, name, value);
 }
 
-static int
-sw_rule_meta_traverse(PyObject *self, visitproc visit, void *arg)
+static PyObject *
+sw_rule_meta_new(PyTypeObject *meta, PyObject *args, PyObject *kwds)
 {
-    return PyType_Type.tp_traverse(self, visit, arg);
-}
-
-static int
-sw_rule_meta_clear(PyObject *self)
-{
-    return PyType_Type.tp_clear(self);
+    return sw_sealedmeta_new(&sw_rule_meta_ops, meta, args, kwds);
 }
 
 static void
 sw_rule_meta_dealloc(PyObject *self)
 {
-    PyTypeObject *meta = Py_TYPE(self);
-    PyGetSetDef *slot_defs = ((sw_type *)self)->slot_defs;
-
-    PyType_Type.tp_dealloc(self);
-    PyMem_Free(slot_defs);   /* its getsets held the class: they are gone */
-    Py_DECREF(meta);   /* type's dealloc does not release a heap metaclass */
+    sw_sealedmeta_dealloc(self);
 }
 
 static PyType_Slot sw_rule_meta_slots[] = {
@@ -238,11 +174,11 @@ static PyType_Slot sw_rule_meta_slots[] = {
         "then the structure is recorded once and the rule is sealed.")},
     {Py_tp_new, sw_rule_meta_new},
     {Py_tp_alloc, sw_meta_alloc},
-    {Py_tp_init, sw_rule_meta_init},
+    {Py_tp_init, sw_sealedmeta_init},
     {Py_tp_call, sw_rule_meta_call},
     {Py_tp_setattro, sw_rule_meta_setattro},
-    {Py_tp_traverse, sw_rule_meta_traverse},
-    {Py_tp_clear, sw_rule_meta_clear},
+    {Py_tp_traverse, sw_sealedmeta_traverse},
+    {Py_tp_clear, sw_sealedmeta_clear},
     {Py_tp_dealloc, sw_rule_meta_dealloc},
     {0, NULL},
 };

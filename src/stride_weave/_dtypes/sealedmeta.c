@@ -1,10 +1,14 @@
-/* sealedmeta.c: the class-creation machinery DTypeMeta (meta.c) and
- * RuleMeta (rule.c) share.
+/* sealedmeta.c: the machinery DTypeMeta (meta.c) and RuleMeta (rule.c)
+ * share, parameterized by a const sw_sealedmeta_ops per metaclass.
  *
- * Owns the boolean class keyword, refusing unfinished bases and classes
- * that define or inherit an owned member, the per-class record taken at
- * allocation (before any class hook runs), and guarding owned members in
- * a class with a mixin.
+ * Owns creating a sealed class: the boolean class keyword, refusing
+ * unfinished bases and classes that define or inherit an owned member,
+ * the per-class record taken at allocation (before any class hook runs),
+ * and guarding owned members in a class with a mixin.  Owns protecting
+ * class attributes (model classes are frozen; owned members cannot be set
+ * or deleted), and the life of the per-class layout sw_type (traverse,
+ * clear, dealloc).  What only one metaclass knows (descriptor kinds, the
+ * registry) comes in through the ops' hooks.
  */
 #include "sw_internal.h"
 
@@ -12,7 +16,7 @@
 
 /* Pop the boolean class keyword `keyword` from kwds.  *value keeps its
  * default when absent; *rest is a new dict of the other keywords or NULL. */
-int
+static int
 sw_sealedmeta_parse_keywords(PyObject *kwds, const char *keyword,
                              int *value, PyObject **rest)
 {
@@ -260,7 +264,7 @@ sw_is_owned_name(PyObject *owned, PyObject *name)
 
 /* 1 if `name` may not be set or deleted on a user class of either
  * metaclass: an owned member, or the class's __bases__/__class__. */
-int
+static int
 sw_sealedmeta_is_owned_class_attribute(PyObject *owned, PyObject *name)
 {
     if (PyUnicode_Check(name)
@@ -462,21 +466,35 @@ sw_sealedmeta_guard_owned_members(PyTypeObject *cls, PyTypeObject *meta,
     return status;
 }
 
+/* 1 when one of `bases` is a class of `meta`: a user class must extend the
+ * model through one of them. */
+static int
+sw_sealedmeta_has_own_base(PyTypeObject *meta, PyObject *bases)
+{
+    Py_ssize_t i;
+
+    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+        if (Py_TYPE(PyTuple_GET_ITEM(bases, i)) == meta) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* What creating a class means for both metaclasses: prepare the namespace
  * (attrs.c: exact str names, __slots__ read once, own attribute storage),
  * refuse owned members, run type() itself with the class's record taken
  * at allocation, then seal the new class's attribute accessors.  Model
  * classes (st->installing) skip the checks.  The caller has refused
- * unfinished bases (sw_sealedmeta_check_ready_bases), and finishes the
- * class and sets `ready`. */
-PyObject *
-sw_sealedmeta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
-                          PyTypeObject *const *model_types,
-                          PyGetSetDef *absent_members, PyObject *name,
-                          PyObject *bases, PyObject *ns, PyObject *kwds,
-                          sw_kind kind, int abstract)
+ * unfinished bases, and finishes the class and sets `ready`. */
+static PyObject *
+sw_sealedmeta_build_class(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
+                          sw_state *st, PyTypeObject *const *model_types,
+                          PyObject *name, PyObject *bases, PyObject *ns,
+                          PyObject *kwds, sw_kind kind, int abstract)
 {
     const char *clsname = PyUnicode_AsUTF8(name);
+    PyObject *owned = ops->owned_names(st);   /* borrowed */
     sw_sealedmeta_record record = {meta, st, kind, abstract};
     PyObject *prepared, *args, *cls;
     int own_attrs;
@@ -523,9 +541,156 @@ sw_sealedmeta_build_class(PyTypeObject *meta, sw_state *st, PyObject *owned,
                                                model_types)
                 && sw_sealedmeta_guard_owned_members(
                        (PyTypeObject *)cls, meta, model_types, owned,
-                       absent_members) < 0))) {
+                       ops->absent_members) < 0))) {
         Py_DECREF(cls);
         return NULL;
     }
     return cls;
+}
+
+/* tp_new of both metaclasses: type(name, bases, namespace, **kwds) for a
+ * sealed class.  The checks run in the order their errors are reported. */
+PyObject *
+sw_sealedmeta_new(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
+                  PyObject *args, PyObject *kwds)
+{
+    sw_state *st = PyType_GetModuleState(meta);
+    PyTypeObject *model_types[SW_SEALEDMETA_MODEL_TYPES];
+    PyObject *name, *bases, *ns, *rest = NULL, *cls;
+    sw_kind kind = SW_KIND_NONE;
+    int abstract;
+
+    if (sw_state_check(st) < 0) {
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, ops->args_format, &name, &PyTuple_Type,
+                          &bases, &PyDict_Type, &ns)) {
+        return NULL;
+    }
+    /* A metaclass that reads its bases (the descriptor kind) refuses
+     * unfinished ones itself, after the checks that come before. */
+    if (ops->check_bases != NULL) {
+        if (ops->check_bases(meta, name, bases, &kind) < 0) {
+            return NULL;
+        }
+    }
+    else if (sw_sealedmeta_check_ready_bases(meta, bases) < 0) {
+        return NULL;
+    }
+    /* Without a class keyword, only the model's own root is abstract. */
+    abstract = ops->keyword != NULL ? 1 : st->installing;
+    /* Copied even without a keyword: __init_subclass__ sees the rest. */
+    if (sw_sealedmeta_parse_keywords(kwds, ops->keyword, &abstract,
+                                     &rest) < 0) {
+        return NULL;
+    }
+    if (!st->installing && !sw_sealedmeta_has_own_base(meta, bases)) {
+        PyErr_Format(PyExc_TypeError,
+                     "class %U: a class made by %s must derive from %s",
+                     name, ops->name, ops->root_name);
+        goto error;
+    }
+    if (ops->check_class != NULL
+        && ops->check_class(st, name, kind, abstract) < 0) {
+        goto error;
+    }
+    ops->model_types(st, model_types);
+    cls = sw_sealedmeta_build_class(ops, meta, st, model_types, name, bases,
+                                    ns, rest, kind, abstract);
+    Py_XDECREF(rest);
+    if (cls != NULL && ops->finish_class != NULL
+        && ops->finish_class((PyTypeObject *)cls) < 0) {
+        Py_CLEAR(cls);
+    }
+    if (cls != NULL) {
+        ((sw_type *)cls)->ready = 1;
+    }
+    return cls;
+
+error:
+    Py_XDECREF(rest);
+    return NULL;
+}
+
+/* tp_init of both metaclasses. */
+int
+sw_sealedmeta_init(PyObject *self, PyObject *args,
+                   PyObject *Py_UNUSED(kwds))
+{
+    /* Keywords were consumed by tp_new (and __init_subclass__). */
+    return PyType_Type.tp_init(self, args, NULL);
+}
+
+/* ---- class attribute protection ----------------------------------------- */
+
+int
+sw_sealedmeta_setattro(const sw_sealedmeta_ops *ops, PyObject *self,
+                       PyObject *name, PyObject *value)
+{
+    sw_type *t = (sw_type *)self;
+    int owned;
+
+    if (sw_state_check(t->state) < 0) {
+        return -1;
+    }
+    if (t->is_model) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s attribute %R of %s: %s",
+                     value ? "set" : "delete", name,
+                     ((PyTypeObject *)self)->tp_name, ops->frozen_reason);
+        return -1;
+    }
+    owned = sw_sealedmeta_is_owned_class_attribute(
+        ops->owned_names(t->state), name);
+    if (owned < 0) {
+        return -1;
+    }
+    if (owned) {
+        PyErr_Format(PyExc_AttributeError,
+                     "cannot %s %R on class %s: it is owned by the %s",
+                     value ? "set" : "delete", name,
+                     ((PyTypeObject *)self)->tp_name, ops->owner);
+        return -1;
+    }
+    return PyType_Type.tp_setattro(self, name, value);
+}
+
+/* ---- the per-class layout ----------------------------------------------- */
+
+/* The registry snapshot and bound methods are only ever set on descriptor
+ * classes (registry.c, descriptor.c); a rule class keeps them NULL. */
+int
+sw_sealedmeta_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((sw_type *)self)->snapshot);
+    Py_VISIT(((sw_type *)self)->bound[0]);
+    Py_VISIT(((sw_type *)self)->bound[1]);
+    return PyType_Type.tp_traverse(self, visit, arg);
+}
+
+int
+sw_sealedmeta_clear(PyObject *self)
+{
+    Py_CLEAR(((sw_type *)self)->snapshot);
+    Py_CLEAR(((sw_type *)self)->bound[0]);
+    Py_CLEAR(((sw_type *)self)->bound[1]);
+    return PyType_Type.tp_clear(self);
+}
+
+/* The body of both metaclasses' tp_dealloc (each keeps its own slot
+ * function: it tells the metaclasses apart, sw_is_descriptor_class). */
+void
+sw_sealedmeta_dealloc(PyObject *self)
+{
+    PyTypeObject *meta = Py_TYPE(self);
+    PyGetSetDef *slot_defs = ((sw_type *)self)->slot_defs;
+
+    Py_CLEAR(((sw_type *)self)->snapshot);
+    Py_CLEAR(((sw_type *)self)->bound[0]);
+    Py_CLEAR(((sw_type *)self)->bound[1]);
+    PyType_Type.tp_dealloc(self);
+    /* The getsets pointing into slot_defs held the class: they are gone. */
+    PyMem_Free(slot_defs);
+    /* type's dealloc does not release a heap metaclass. */
+    Py_DECREF(meta);
 }

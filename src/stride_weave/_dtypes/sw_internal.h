@@ -36,6 +36,42 @@ typedef struct {
     PyGetSetDef *slot_defs; /* owned: the sealed __slots__ accessors */
 } sw_type;
 
+/* ---- what a sealed metaclass adds to the shared core (sealedmeta.c) ---- */
+
+/* Room for a metaclass's model layouts, the NULL terminator included. */
+#define SW_SEALEDMETA_MODEL_TYPES 8
+
+/* DTypeMeta (meta.c) and RuleMeta (rule.c) each pass one static const
+ * instance to the shared functions of sealedmeta.c.  Hooks that may be
+ * NULL say so. */
+typedef struct {
+    const char *name;           /* the metaclass, in error text */
+    const char *args_format;    /* tp_new's PyArg_ParseTuple format */
+    const char *root_name;      /* the model class user classes derive from */
+    const char *keyword;        /* the boolean class keyword (default True)
+                                   that sets `abstract`, or NULL: then only
+                                   the model's root class is abstract */
+    const char *owner;          /* error text: "it is owned by the <owner>" */
+    const char *frozen_reason;  /* error text: why model classes refuse
+                                   attribute writes */
+    PyObject *(*owned_names)(sw_state *st);   /* borrowed frozenset */
+    /* Fill `types` with the model's C layouts, NULL-terminated: the
+     * owned-member checks skip them. */
+    void (*model_types)(sw_state *st,
+                        PyTypeObject *types[SW_SEALEDMETA_MODEL_TYPES]);
+    PyGetSetDef *absent_members;    /* owned names the model leaves undefined
+                                       on purpose, or NULL */
+    /* Class creation.  check_bases (or NULL) replaces the check for
+     * unfinished bases, and sets the class's kind; check_class (or NULL)
+     * runs once the keyword is read; finish_class (or NULL) runs on the
+     * new class before it is marked ready. */
+    int (*check_bases)(PyTypeObject *meta, PyObject *name, PyObject *bases,
+                       sw_kind *kind);
+    int (*check_class)(sw_state *st, PyObject *name, sw_kind kind,
+                       int abstract);
+    int (*finish_class)(PyTypeObject *cls);
+} sw_sealedmeta_ops;
+
 /* ---- the rule instance layout (rule.c) ---------------------------------- */
 
 typedef struct {
@@ -65,20 +101,18 @@ typedef struct {
 /* ---- cross-file functions ------------------------------------------------ */
 
 /* sealedmeta.c */
-PyObject *sw_sealedmeta_build_class(PyTypeObject *meta, sw_state *st,
-                                    PyObject *owned,
-                                    PyTypeObject *const *model_types,
-                                    PyGetSetDef *absent_members,
-                                    PyObject *name, PyObject *bases,
-                                    PyObject *ns, PyObject *kwds,
-                                    sw_kind kind, int abstract);
+PyObject *sw_sealedmeta_new(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
+                            PyObject *args, PyObject *kwds);
 PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
+int sw_sealedmeta_init(PyObject *self, PyObject *args, PyObject *kwds);
 int sw_sealedmeta_check_ready_bases(PyTypeObject *meta, PyObject *bases);
 int sw_sealedmeta_check_ready(sw_type *t);
+int sw_sealedmeta_setattro(const sw_sealedmeta_ops *ops, PyObject *self,
+                           PyObject *name, PyObject *value);
+int sw_sealedmeta_traverse(PyObject *self, visitproc visit, void *arg);
+int sw_sealedmeta_clear(PyObject *self);
+void sw_sealedmeta_dealloc(PyObject *self);
 int sw_is_owned_name(PyObject *owned, PyObject *name);
-int sw_sealedmeta_is_owned_class_attribute(PyObject *owned, PyObject *name);
-int sw_sealedmeta_parse_keywords(PyObject *kwds, const char *keyword,
-                                 int *value, PyObject **rest);
 
 /* meta.c */
 PyObject *sw_meta_create_type(PyObject *module);
