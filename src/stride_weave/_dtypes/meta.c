@@ -3,10 +3,9 @@
  * Owns what only descriptor classes have, on top of the sealed-metaclass
  * core of sealedmeta.c: the `abstract` class keyword, the descriptor kind
  * a class inherits, the model's C layouts and its owned members, the
- * frozen model classes' error text, and instance construction as a
- * transaction: allocate, run the most-derived __init__, finalize
- * (validate, record the structure, register, seal), or reject without
- * registering anything.
+ * frozen model classes' error text, and constructing a descriptor:
+ * allocate, run the most-derived __init__, finalize (validate, record the
+ * structure, register, seal), or reject without registering anything.
  *
  * The metaclass is built from a spec with `type` as its base; the model's
  * classes (DType, DTypeCategory, ...) and user subclasses are made by
@@ -211,6 +210,35 @@ sw_meta_origin_module(sw_state *st, sw_type *t)
     return Py_NewRef(module);
 }
 
+static void
+sw_meta_begin(PyObject *obj, sw_type *t, int ensuring)
+{
+    sw_descriptor *d = (sw_descriptor *)obj;
+
+    d->kind = t->kind;
+    d->ensuring = ensuring ? 1 : 0;
+    /* Captured before __init__ runs: the caller's module, not one an
+     * __init__ may switch to. */
+    d->module = sw_meta_origin_module(t->state, t);
+    SW_STORE_FLAG(d->build_state, SW_BUILDING);
+}
+
+/* Validate, register and seal; 1 when ensure() found the identical
+ * registered descriptor, which is then the result. */
+static int
+sw_meta_finish(PyObject *obj, sw_type *t, PyObject **existing)
+{
+    return sw_construct_finalize(t->state, (sw_descriptor *)obj, existing);
+}
+
+/* Nothing was registered; a reference the __init__ leaked keeps a
+ * rejected, unusable object. */
+static void
+sw_meta_reject(PyObject *obj)
+{
+    SW_STORE_FLAG(((sw_descriptor *)obj)->build_state, SW_REJECTED);
+}
+
 /* ---- the metaclass type ------------------------------------------------- */
 
 static const sw_sealedmeta_ops sw_meta_ops = {
@@ -221,12 +249,17 @@ static const sw_sealedmeta_ops sw_meta_ops = {
     .owner = "descriptor model",
     .frozen_reason = "the descriptor model's classes are frozen (extensions "
                      "are found through registered() and from_name())",
+    .abstract_error = "cannot instantiate abstract descriptor class %s "
+                      "(declare it with abstract=False to make it concrete)",
     .owned_names = sw_meta_owned_names,
     .model_types = sw_meta_model_types,
     .absent_members = sw_meta_absent_members,
     .check_bases = sw_meta_check_bases,
     .check_class = sw_meta_check_class,
     .finish_class = sw_meta_finish_class,
+    .begin = sw_meta_begin,
+    .finish = sw_meta_finish,
+    .reject = sw_meta_reject,
 };
 
 static PyObject *
@@ -248,51 +281,7 @@ sw_meta_setattro(PyObject *self, PyObject *name, PyObject *value)
 PyObject *
 sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds, int ensuring)
 {
-    sw_type *t = (sw_type *)cls;
-    PyTypeObject *tp = (PyTypeObject *)cls;
-    sw_descriptor *d;
-    PyObject *obj, *existing = NULL;
-    int status;
-
-    if (sw_state_check(t->state) < 0) {
-        return NULL;
-    }
-    if (sw_sealedmeta_check_ready(t) < 0) {
-        return NULL;
-    }
-    if (t->abstract) {
-        PyErr_Format(PyExc_TypeError,
-                     "cannot instantiate abstract descriptor class %s "
-                     "(declare it with abstract=False to make it concrete)",
-                     tp->tp_name);
-        return NULL;
-    }
-    obj = tp->tp_alloc(tp, 0);
-    if (obj == NULL) {
-        return NULL;
-    }
-    d = (sw_descriptor *)obj;
-    d->kind = t->kind;
-    d->ensuring = ensuring ? 1 : 0;
-    /* Captured before __init__ runs: the caller's module, not one an
-     * __init__ may switch to. */
-    d->module = sw_meta_origin_module(t->state, t);
-    SW_STORE_FLAG(d->build_state, SW_BUILDING);
-    status = tp->tp_init(obj, args, kwds);
-    if (status == 0) {
-        status = sw_construct_finalize(t->state, d, &existing);
-    }
-    if (status != 0) {
-        /* Nothing was registered; a reference the __init__ leaked keeps a
-         * rejected, unusable object.  (1: ensure() found the identical
-         * registered descriptor, which is the result.) */
-        Py_BEGIN_CRITICAL_SECTION(obj);
-        SW_STORE_FLAG(d->build_state, SW_REJECTED);
-        Py_END_CRITICAL_SECTION();
-        Py_DECREF(obj);
-        return status == 1 ? existing : NULL;
-    }
-    return obj;
+    return sw_sealedmeta_construct(&sw_meta_ops, cls, args, kwds, ensuring);
 }
 
 static PyObject *

@@ -74,51 +74,37 @@ done:
     return status;
 }
 
-static PyObject *
-sw_rule_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
+static void
+sw_rule_meta_begin(PyObject *obj, sw_type *Py_UNUSED(t),
+                   int Py_UNUSED(option))
 {
-    sw_type *t = (sw_type *)cls;
-    PyTypeObject *tp = (PyTypeObject *)cls;
-    sw_rule *rule;
-    PyObject *obj;
+    SW_STORE_FLAG(((sw_rule *)obj)->build_state, SW_BUILDING);
+}
+
+/* Record the structure, then freeze and seal.  A failed freeze marks the
+ * rule rejected in the same critical section (see attrs.c), so no thread
+ * ever sees it writable after the freeze began; the core's reject that
+ * follows stores the same state again. */
+static int
+sw_rule_meta_finish(PyObject *obj, sw_type *t, PyObject **Py_UNUSED(result))
+{
+    sw_rule *rule = (sw_rule *)obj;
     int status;
 
-    if (sw_state_check(t->state) < 0) {
-        return NULL;
+    if (sw_rule_record_structure(t->state, rule) < 0) {
+        return -1;
     }
-    if (sw_sealedmeta_check_ready(t) < 0) {
-        return NULL;
-    }
-    if (t->abstract) {
-        PyErr_Format(PyExc_TypeError,
-                     "cannot instantiate %s directly: subclass it and "
-                     "implement validate(context)", tp->tp_name);
-        return NULL;
-    }
-    obj = tp->tp_alloc(tp, 0);
-    if (obj == NULL) {
-        return NULL;
-    }
-    rule = (sw_rule *)obj;
-    SW_STORE_FLAG(rule->build_state, SW_BUILDING);
-    if (tp->tp_init(obj, args, kwds) < 0
-        || sw_rule_record_structure(t->state, rule) < 0) {
-        Py_BEGIN_CRITICAL_SECTION(obj);
-        SW_STORE_FLAG(rule->build_state, SW_REJECTED);
-        Py_END_CRITICAL_SECTION();
-        Py_DECREF(obj);
-        return NULL;
-    }
-    /* Frozen and sealed in the rule's critical section (see attrs.c). */
     Py_BEGIN_CRITICAL_SECTION(obj);
     status = sw_attrs_freeze(obj, &rule->attrs, t->state->rule_owned_names);
     SW_STORE_FLAG(rule->build_state, status == 0 ? SW_FINISHED : SW_REJECTED);
     Py_END_CRITICAL_SECTION();
-    if (status < 0) {
-        Py_DECREF(obj);
-        return NULL;
-    }
-    return obj;
+    return status;
+}
+
+static void
+sw_rule_meta_reject(PyObject *obj)
+{
+    SW_STORE_FLAG(((sw_rule *)obj)->build_state, SW_REJECTED);
 }
 
 /* ---- RuleMeta --------------------------------------------------------------- */
@@ -144,8 +130,13 @@ static const sw_sealedmeta_ops sw_rule_meta_ops = {
     .root_name = "RepresentationRule",
     .owner = "representation-rule framework",
     .frozen_reason = "the class is frozen",
+    .abstract_error = "cannot instantiate %s directly: subclass it and "
+                      "implement validate(context)",
     .owned_names = sw_rule_meta_owned_names,
     .model_types = sw_rule_meta_model_types,
+    .begin = sw_rule_meta_begin,
+    .finish = sw_rule_meta_finish,
+    .reject = sw_rule_meta_reject,
 };
 
 static int
@@ -164,6 +155,12 @@ static void
 sw_rule_meta_dealloc(PyObject *self)
 {
     sw_sealedmeta_dealloc(self);
+}
+
+static PyObject *
+sw_rule_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
+{
+    return sw_sealedmeta_construct(&sw_rule_meta_ops, cls, args, kwds, 0);
 }
 
 static PyType_Slot sw_rule_meta_slots[] = {

@@ -6,9 +6,11 @@
  * the per-class record taken at allocation (before any class hook runs),
  * and guarding owned members in a class with a mixin.  Owns protecting
  * class attributes (model classes are frozen; owned members cannot be set
- * or deleted), and the life of the per-class layout sw_type (traverse,
- * clear, dealloc).  What only one metaclass knows (descriptor kinds, the
- * registry) comes in through the ops' hooks.
+ * or deleted), constructing an instance as a transaction (allocate, run
+ * the most-derived __init__, finish, or mark it rejected), and the life
+ * of the per-class layout sw_type (traverse, clear, dealloc).  What only
+ * one metaclass knows (descriptor kinds, the registry, a rule's recorded
+ * structure) comes in through the ops' hooks.
  */
 #include "sw_internal.h"
 
@@ -313,7 +315,7 @@ sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems)
 }
 
 /* 0 when `t` may be instantiated or subclassed; else TypeError. */
-int
+static int
 sw_sealedmeta_check_ready(sw_type *t)
 {
     if (t->ready) {
@@ -653,6 +655,53 @@ sw_sealedmeta_setattro(const sw_sealedmeta_ops *ops, PyObject *self,
         return -1;
     }
     return PyType_Type.tp_setattro(self, name, value);
+}
+
+/* ---- construction ------------------------------------------------------- */
+
+/* Construct an instance of `cls` as a transaction: allocate, begin (the
+ * object is under construction), run the most-derived __init__, finish.
+ * When __init__ or finish fails, the object is marked rejected inside its
+ * critical section before the reference is dropped: a reference __init__
+ * leaked keeps a rejected, unusable object.  finish returning 1 means
+ * *result (a new reference) is the result instead of the object.
+ * `option` is passed to begin. */
+PyObject *
+sw_sealedmeta_construct(const sw_sealedmeta_ops *ops, PyObject *cls,
+                        PyObject *args, PyObject *kwds, int option)
+{
+    sw_type *t = (sw_type *)cls;
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    PyObject *obj, *result = NULL;
+    int status;
+
+    if (sw_state_check(t->state) < 0) {
+        return NULL;
+    }
+    if (sw_sealedmeta_check_ready(t) < 0) {
+        return NULL;
+    }
+    if (t->abstract) {
+        PyErr_Format(PyExc_TypeError, ops->abstract_error, tp->tp_name);
+        return NULL;
+    }
+    obj = tp->tp_alloc(tp, 0);
+    if (obj == NULL) {
+        return NULL;
+    }
+    ops->begin(obj, t, option);
+    status = tp->tp_init(obj, args, kwds);
+    if (status == 0) {
+        status = ops->finish(obj, t, &result);
+    }
+    if (status != 0) {
+        Py_BEGIN_CRITICAL_SECTION(obj);
+        ops->reject(obj);
+        Py_END_CRITICAL_SECTION();
+        Py_DECREF(obj);
+        return status == 1 ? result : NULL;
+    }
+    return obj;
 }
 
 /* ---- the per-class layout ----------------------------------------------- */

@@ -54,6 +54,8 @@ typedef struct {
     const char *owner;          /* error text: "it is owned by the <owner>" */
     const char *frozen_reason;  /* error text: why model classes refuse
                                    attribute writes */
+    const char *abstract_error; /* error text for calling an abstract class;
+                                   one %s, the class name */
     PyObject *(*owned_names)(sw_state *st);   /* borrowed frozenset */
     /* Fill `types` with the model's C layouts, NULL-terminated: the
      * owned-member checks skip them. */
@@ -70,6 +72,14 @@ typedef struct {
     int (*check_class)(sw_state *st, PyObject *name, sw_kind kind,
                        int abstract);
     int (*finish_class)(PyTypeObject *cls);
+    /* Construction (sw_sealedmeta_construct).  begin marks the new object
+     * as under construction; finish runs after its __init__ succeeded
+     * (0, or 1 with a new reference in *result that is the result
+     * instead, or -1); reject marks it rejected and runs inside the
+     * object's critical section. */
+    void (*begin)(PyObject *obj, sw_type *t, int option);
+    int (*finish)(PyObject *obj, sw_type *t, PyObject **result);
+    void (*reject)(PyObject *obj);
 } sw_sealedmeta_ops;
 
 /* ---- the rule instance layout (rule.c) ---------------------------------- */
@@ -106,9 +116,11 @@ PyObject *sw_sealedmeta_new(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
 PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
 int sw_sealedmeta_init(PyObject *self, PyObject *args, PyObject *kwds);
 int sw_sealedmeta_check_ready_bases(PyTypeObject *meta, PyObject *bases);
-int sw_sealedmeta_check_ready(sw_type *t);
 int sw_sealedmeta_setattro(const sw_sealedmeta_ops *ops, PyObject *self,
                            PyObject *name, PyObject *value);
+PyObject *sw_sealedmeta_construct(const sw_sealedmeta_ops *ops,
+                                  PyObject *cls, PyObject *args,
+                                  PyObject *kwds, int option);
 int sw_sealedmeta_traverse(PyObject *self, visitproc visit, void *arg);
 int sw_sealedmeta_clear(PyObject *self);
 void sw_sealedmeta_dealloc(PyObject *self);
