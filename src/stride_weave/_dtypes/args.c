@@ -7,7 +7,7 @@
  * documented exception naming the function, the argument, what was
  * expected and what was given.
  */
-#include "sw_internal.h"
+#include "descriptor.h"
 
 /* Refuse keywords outside `allowed` with the message Python gives functions
  * ("got an unexpected keyword argument"). */

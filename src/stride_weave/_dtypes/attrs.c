@@ -10,7 +10,7 @@
  * `attrs` dict, reached through the class's tp_getattro and __dict__
  * accessor here.  __slots__ members are wrapped in accessors that refuse
  * writes once sealed.  A class may not get CPython's instance dict at all
- * (meta.c refuses a "__dict__" slot and a mixin that brings one).
+ * (sealedmeta.c refuses a "__dict__" slot and a mixin that brings one).
  *
  * Sealing freezes `attrs` (sw_attrs_freeze): the names are checked (exact
  * str, never a model-owned name), the dict is replaced by a fresh copy, so
@@ -27,7 +27,9 @@
  * that critical section, where the seal is also set (registry.c, rule.c),
  * so a write is either refused or lands before the object is sealed.
  */
-#include "sw_internal.h"
+#include "attrs.h"
+#include "descriptor.h"
+#include "rule.h"
 
 #include <structmember.h>
 
@@ -35,7 +37,7 @@
 static int
 sw_attrs_building(PyObject *obj)
 {
-    if (sw_is_rule_class(Py_TYPE(obj))) {
+    if (sw_rule_is_class(Py_TYPE(obj))) {
         return SW_LOAD_FLAG(((sw_rule *)obj)->build_state) == SW_BUILDING;
     }
     return SW_LOAD_FLAG(((sw_descriptor *)obj)->build_state) == SW_BUILDING;
@@ -54,7 +56,7 @@ sw_attrs_refuse_sealed(PyObject *obj, PyObject *name, PyObject *value)
 static PyObject **
 sw_attrs_slot(PyObject *obj)
 {
-    if (sw_is_rule_class(Py_TYPE(obj))) {
+    if (sw_rule_is_class(Py_TYPE(obj))) {
         return &((sw_rule *)obj)->attrs;
     }
     return &((sw_descriptor *)obj)->attrs;
@@ -185,7 +187,7 @@ static PyGetSetDef sw_attrs_dict_def = {
  * model's own dict, ahead of any mixin in a subclass's MRO. */
 
 static PyObject *
-sw_sealed_class_get(PyObject *self, void *Py_UNUSED(closure))
+sw_attrs_class_get(PyObject *self, void *Py_UNUSED(closure))
 {
     return Py_NewRef(Py_TYPE(self));
 }
@@ -193,7 +195,7 @@ sw_sealed_class_get(PyObject *self, void *Py_UNUSED(closure))
 /* object.__setattr__(obj, "__class__", cls) reaches this setter on every
  * CPython (3.13+ no longer routes it through tp_setattro first). */
 static int
-sw_sealed_class_set(PyObject *self, PyObject *value, void *Py_UNUSED(closure))
+sw_attrs_class_set(PyObject *self, PyObject *value, void *Py_UNUSED(closure))
 {
     PyErr_Format(PyExc_AttributeError,
                  "cannot %s __class__ of a %s: its class is part of its "
@@ -202,20 +204,20 @@ sw_sealed_class_set(PyObject *self, PyObject *value, void *Py_UNUSED(closure))
     return -1;
 }
 
-PyGetSetDef sw_sealed_getset[] = {
-    {"__class__", sw_sealed_class_get, sw_sealed_class_set,
+PyGetSetDef sw_attrs_sealed_getset[] = {
+    {"__class__", sw_attrs_class_get, sw_attrs_class_set,
      PyDoc_STR("The object's class (cannot be reassigned)."), NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 Py_hash_t
-sw_identity_hash(PyObject *self)
+sw_attrs_identity_hash(PyObject *self)
 {
     return _Py_HashPointer(self);
 }
 
 PyObject *
-sw_identity_richcompare(PyObject *self, PyObject *other, int op)
+sw_attrs_identity_richcompare(PyObject *self, PyObject *other, int op)
 {
     if (op == Py_EQ) {
         return Py_NewRef(self == other ? Py_True : Py_False);
@@ -232,13 +234,13 @@ sw_identity_richcompare(PyObject *self, PyObject *other, int op)
  * writes the slot directly, past tp_setattro; these getsets (closure: the
  * class's PyMemberDef) refuse writes once the object is sealed. */
 static PyObject *
-sw_slot_get(PyObject *self, void *closure)
+sw_attrs_slot_get(PyObject *self, void *closure)
 {
     return PyMember_GetOne((const char *)self, (PyMemberDef *)closure);
 }
 
 static int
-sw_slot_set(PyObject *self, PyObject *value, void *closure)
+sw_attrs_slot_set(PyObject *self, PyObject *value, void *closure)
 {
     PyMemberDef *def = (PyMemberDef *)closure;
     PyObject **slot, *old = NULL;
@@ -289,7 +291,7 @@ sw_slot_set(PyObject *self, PyObject *value, void *closure)
  * getsets point into an array stored in *defs_out at once, which the class
  * owns and frees when it dies (even if this fails half way). */
 static int
-sw_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
+sw_attrs_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
 {
     PyMemberDef *m;
     PyGetSetDef *defs;
@@ -319,8 +321,8 @@ sw_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
             continue;
         }
         defs[i].name = m->name;
-        defs[i].get = sw_slot_get;
-        defs[i].set = sw_slot_set;
+        defs[i].get = sw_attrs_slot_get;
+        defs[i].set = sw_attrs_slot_set;
         defs[i].doc = m->doc;
         defs[i].closure = m;
         /* A hook of the class (__init_subclass__, __set_name__) may have
@@ -572,12 +574,12 @@ sw_attrs_setup_class(PyTypeObject *cls, int own_attrs, PyGetSetDef **slot_defs)
             break;
         }
     }
-    if (sw_wrap_slot_members(cls, slot_defs) < 0) {
+    if (sw_attrs_wrap_slot_members(cls, slot_defs) < 0) {
         return -1;
     }
     if (cls->tp_dictoffset != 0
         || PyType_HasFeature(cls, Py_TPFLAGS_MANAGED_DICT)) {
-        /* meta.c refuses every way to get one: never seal such a class. */
+        /* sealedmeta.c refuses every way to get one: never seal such a class. */
         PyErr_Format(PyExc_SystemError, "class %s has an instance dict",
                      cls->tp_name);
         return -1;

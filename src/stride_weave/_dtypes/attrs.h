@@ -8,9 +8,9 @@
 
 PyObject *sw_attrs_prepare_namespace(PyObject *ns, const char *clsname,
                                      int *own_attrs);
-extern PyGetSetDef sw_sealed_getset[];
-Py_hash_t sw_identity_hash(PyObject *self);
-PyObject *sw_identity_richcompare(PyObject *self, PyObject *other, int op);
+extern PyGetSetDef sw_attrs_sealed_getset[];
+Py_hash_t sw_attrs_identity_hash(PyObject *self);
+PyObject *sw_attrs_identity_richcompare(PyObject *self, PyObject *other, int op);
 int sw_attrs_freeze(PyObject *self, PyObject **attrs, PyObject *owned);
 int sw_attrs_traverse(PyObject *attrs, int sealed, visitproc visit, void *arg);
 int sw_attrs_setup_class(PyTypeObject *cls, int own_attrs,

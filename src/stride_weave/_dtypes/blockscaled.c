@@ -7,7 +7,11 @@
  * among block-scaled dtypes, which the registry enforces when it publishes
  * (registry.c), so a name and a structure are claimed together.
  */
-#include "sw_internal.h"
+#include "kind.h"
+#include "descriptor.h"
+#include "level.h"
+#include "privtable.h"
+#include "rule.h"
 
 #define SW_BLOCKSCALED_INIT "BlockScaledDType.__init__()"
 

@@ -13,7 +13,10 @@
  * graph.  They read the descriptor's C fields directly and never run
  * Python code.
  */
-#include "sw_internal.h"
+#include "capi.h"
+#include "descriptor.h"
+#include "level.h"
+#include "meta.h"
 
 #define SW_DTYPES_IMPL   /* the table's definition only, no consumer helpers */
 #include "stride_weave/dtypes.h"
@@ -44,7 +47,7 @@ sw_capi_kind(PyObject *op)
 {
     sw_descriptor *d;
 
-    if (op == NULL || !sw_is_descriptor_class(Py_TYPE(op))) {
+    if (op == NULL || !sw_meta_is_descriptor_class(Py_TYPE(op))) {
         return SW_DTYPE_KIND_NONE;
     }
     d = (sw_descriptor *)op;
@@ -71,7 +74,7 @@ sw_capi_arg(PyObject *op, unsigned int kinds, const char *func,
                      func, expected);
         return NULL;
     }
-    if (!sw_is_descriptor_class(Py_TYPE(op))) {
+    if (!sw_meta_is_descriptor_class(Py_TYPE(op))) {
         PyErr_Format(PyExc_TypeError, "%s: expected %s, got %s", func,
                      expected, Py_TYPE(op)->tp_name);
         return NULL;

@@ -4,7 +4,8 @@
  * structure, which records the hierarchy and nothing else: there is no
  * storage disposition (the old opaque_storage keyword is refused).
  */
-#include "sw_internal.h"
+#include "kind.h"
+#include "descriptor.h"
 
 #define SW_CATEGORY_INIT "DTypeCategory.__init__()"
 

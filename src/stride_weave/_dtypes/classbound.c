@@ -5,7 +5,8 @@
  * Cls.from_name(...) allocates nothing per call.  DType's namespace holds
  * the two _ClassBound entries; every descriptor class inherits them.
  */
-#include "sw_internal.h"
+#include "descriptor.h"
+#include "meta.h"
 
 static PyObject *
 sw_classbound_from_name(PyObject *cls, PyObject *name)
@@ -106,7 +107,7 @@ sw_classbound_get(PyObject *self, PyObject *obj, PyObject *type)
     PyObject *bound;
 
     if (cls == NULL || !PyType_Check(cls)
-        || !sw_is_descriptor_class((PyTypeObject *)cls)) {
+        || !sw_meta_is_descriptor_class((PyTypeObject *)cls)) {
         PyErr_Format(PyExc_TypeError,
                      "%s() must be bound to a descriptor class, got %s",
                      def->ml_name, cls ? Py_TYPE(cls)->tp_name : "nothing");

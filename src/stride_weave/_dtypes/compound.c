@@ -6,7 +6,9 @@
  * and rules are copied into tuples the descriptor owns, so later changes to
  * the caller's sequences change nothing.
  */
-#include "sw_internal.h"
+#include "kind.h"
+#include "descriptor.h"
+#include "rule.h"
 
 #define SW_COMPOUND_INIT "CompoundDType.__init__()"
 

@@ -7,7 +7,9 @@
  * the registry publishes the descriptor or refuses it.  Kinds are reached
  * through the kind table (kind.h) only.
  */
-#include "sw_internal.h"
+#include "descriptor.h"
+#include "meta.h"
+#include "privtable.h"
 
 /* Called first by every kind's __init__: refuses a second initialization
  * and a kind mismatch (SimpleDType.__init__ on a category, say), then
@@ -76,7 +78,7 @@ sw_construct_origin(PyObject *obj)
     sw_descriptor *d = (sw_descriptor *)obj;
     PyObject *qualname = NULL, *module = NULL, *key;
 
-    if (sw_is_descriptor_class(tp) && ((sw_type *)tp)->is_model) {
+    if (sw_meta_is_descriptor_class(tp) && ((sw_type *)tp)->is_model) {
         if (d->module == NULL) {
             return PyUnicode_FromFormat("a built-in %s", _PyType_Name(tp));
         }
@@ -362,7 +364,7 @@ error:
 PyObject *
 sw_construct_ensure(PyObject *cls, PyObject *args, PyObject *kwds)
 {
-    if (!PyType_Check(cls) || !sw_is_descriptor_class((PyTypeObject *)cls)) {
+    if (!PyType_Check(cls) || !sw_meta_is_descriptor_class((PyTypeObject *)cls)) {
         PyErr_Format(PyExc_TypeError,
                      "ensure() must be called on a descriptor class, got %s",
                      Py_TYPE(cls)->tp_name);

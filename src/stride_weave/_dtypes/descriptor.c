@@ -10,7 +10,9 @@
  * construct.c's, argument checking args.c's, and the registry
  * classmethods classbound.c's.
  */
-#include "sw_internal.h"
+#include "descriptor.h"
+#include "attrs.h"
+#include "meta.h"
 
 #include <structmember.h>
 
@@ -211,7 +213,7 @@ sw_descriptor_setattro(PyObject *self, PyObject *name, PyObject *value)
     if (sw_state_check(st) < 0) {
         return -1;
     }
-    owned = sw_is_owned_name(st->owned_names, name);
+    owned = sw_sealedmeta_is_owned_name(st->owned_names, name);
     if (owned < 0) {
         return -1;
     }
@@ -580,9 +582,9 @@ static PyType_Slot sw_descriptor_slots[] = {
     {Py_tp_setattro, sw_descriptor_setattro},
     {Py_tp_repr, sw_descriptor_repr},
     {Py_tp_getattro, PyObject_GenericGetAttr},
-    {Py_tp_getset, sw_sealed_getset},
-    {Py_tp_hash, sw_identity_hash},
-    {Py_tp_richcompare, sw_identity_richcompare},
+    {Py_tp_getset, sw_attrs_sealed_getset},
+    {Py_tp_hash, sw_attrs_identity_hash},
+    {Py_tp_richcompare, sw_attrs_identity_richcompare},
     {Py_tp_str, sw_descriptor_str},
     {Py_tp_members, sw_descriptor_members},
     {0, NULL},

@@ -4,7 +4,8 @@
  * the module's private _kind(descriptor) and _KINDS, through which the CLI
  * names kinds with the same words as the C core.
  */
-#include "sw_internal.h"
+#include "kind.h"
+#include "descriptor.h"
 
 #define SW_DTYPES_IMPL   /* the table's definition only, no consumer helpers */
 #include "stride_weave/dtypes.h"

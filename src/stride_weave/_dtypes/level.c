@@ -5,7 +5,8 @@
  * positive int, or Whole for one scale over the entire level below).
  * Levels are immutable and compare and hash by value (scale by identity).
  */
-#include "sw_internal.h"
+#include "level.h"
+#include "descriptor.h"
 
 static sw_state *
 sw_level_state(PyObject *self)

@@ -8,7 +8,9 @@
  * extends the rule layout; the public class is made by RuleMeta like any
  * rule, so it is a RepresentationRule in every respect.
  */
-#include "sw_internal.h"
+#include "rule.h"
+#include "descriptor.h"
+#include "meta.h"
 
 #define SW_LEVELEXTENT_INIT "LevelExtent()"
 

@@ -13,12 +13,13 @@
  * ../../../docs/design.md and the notes on 3.11's missing
  * PyType_FromMetaclass).
  */
-#include "sw_internal.h"
+#include "meta.h"
+#include "descriptor.h"
 
 static void sw_meta_dealloc(PyObject *self);
 
 int
-sw_is_descriptor_class(PyTypeObject *tp)
+sw_meta_is_descriptor_class(PyTypeObject *tp)
 {
     /* The slot function is unique to DTypeMeta in every interpreter. */
     return Py_TYPE(tp)->tp_dealloc == sw_meta_dealloc;
@@ -306,7 +307,7 @@ static PyType_Slot sw_meta_slots[] = {
         "a concrete class constructs, validates, registers and seals a "
         "descriptor as one transaction.")},
     {Py_tp_new, sw_meta_new},
-    {Py_tp_alloc, sw_meta_alloc},
+    {Py_tp_alloc, sw_sealedmeta_alloc},
     {Py_tp_init, sw_sealedmeta_init},
     {Py_tp_call, sw_meta_call},
     {Py_tp_setattro, sw_meta_setattro},

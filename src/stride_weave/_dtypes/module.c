@@ -6,14 +6,14 @@
  * interpreter's state dict, and a re-import (after removal from
  * sys.modules) adopts its objects instead of building a second graph.
  */
-#include "sw_internal.h"
-
-static const char *const sw_module_rule_owned_names[] = {
-    "structure", "__setattr__", "__delattr__", "__getattribute__",
-    "__getattr__", "__copy__", "__deepcopy__", "__reduce__", "__reduce_ex__",
-    "__getstate__", "__setstate__", "__new__", "__class__",
-    NULL,
-};
+#include "state.h"
+#include "capi.h"
+#include "descriptor.h"
+#include "level.h"
+#include "meta.h"
+#include "pickle.h"
+#include "privtable.h"
+#include "rule.h"
 
 /* Built-in graph, in registration order. */
 typedef struct {
@@ -321,7 +321,7 @@ sw_module_build_graph(PyObject *module, sw_state *st)
         return -1;
     }
     st->owned_names = sw_module_owned_set(sw_descriptor_owned_names, 1);
-    st->rule_owned_names = sw_module_owned_set(sw_module_rule_owned_names, 0);
+    st->rule_owned_names = sw_module_owned_set(sw_rule_owned_names, 0);
     if (st->empty_tuple == NULL || st->str_structure_extension == NULL
         || st->str_module == NULL || st->str_name == NULL
         || sw_pickle_init_policy(st) < 0 || sw_structure_labels_init(st) < 0
@@ -488,7 +488,7 @@ static PyModuleDef_Slot sw_module_slots[] = {
      * construction keeps its user attributes, its claim on the model's
      * __init__ and its seal in its own critical section; the lifecycle
      * flags are published with release/acquire ordering; and everything
-     * else the module holds is immutable once built (see sw_internal.h,
+     * else the module holds is immutable once built (see compat.h,
      * attrs.c, registry.c and docs/guarantees.md, "Free-threaded
      * CPython"). */
     {Py_mod_gil, Py_MOD_GIL_NOT_USED},

@@ -15,7 +15,8 @@
  * top-level package that is importable here), and a refused or failed
  * import ends in LookupError.
  */
-#include "sw_internal.h"
+#include "pickle.h"
+#include "descriptor.h"
 
 #define SW_POLICY_ENV "STRIDE_WEAVE_UNPICKLE_IMPORTS"
 

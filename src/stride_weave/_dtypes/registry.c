@@ -7,7 +7,11 @@
  * a critical section calls back into user objects, and the only allocations
  * there are dict/array growth, which never trigger garbage collection.
  */
-#include "sw_internal.h"
+#include "registry.h"
+#include "attrs.h"
+#include "descriptor.h"
+#include "meta.h"
+#include "privtable.h"
 
 /* ---- the mutex ----------------------------------------------------------- */
 
@@ -589,7 +593,7 @@ sw_registry_snapshot(sw_registry *r, PyTypeObject *cls)
     if (sw_registry_check_alive(r) < 0) {
         return NULL;
     }
-    if (cls != NULL && sw_is_descriptor_class(cls)) {
+    if (cls != NULL && sw_meta_is_descriptor_class(cls)) {
         t = (sw_type *)cls;
         if (cls == sw_state_of_type(cls)->dtype_type) {
             t = NULL;

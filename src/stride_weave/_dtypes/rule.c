@@ -8,14 +8,26 @@
  * its structure_extension() tuple.  After construction a rule is immutable
  * and copies to itself.
  */
-#include "sw_internal.h"
+#include "rule.h"
+#include "attrs.h"
+#include "descriptor.h"
+#include "meta.h"
 
 #include <structmember.h>
+
+/* The members the framework owns on every rule (a subclass may not
+ * define them). */
+const char *const sw_rule_owned_names[] = {
+    "structure", "__setattr__", "__delattr__", "__getattribute__",
+    "__getattr__", "__copy__", "__deepcopy__", "__reduce__", "__reduce_ex__",
+    "__getstate__", "__setstate__", "__new__", "__class__",
+    NULL,
+};
 
 static void sw_rule_meta_dealloc(PyObject *self);
 
 int
-sw_is_rule_class(PyTypeObject *tp)
+sw_rule_is_class(PyTypeObject *tp)
 {
     return Py_TYPE(tp)->tp_dealloc == sw_rule_meta_dealloc;
 }
@@ -170,7 +182,7 @@ static PyType_Slot sw_rule_meta_slots[] = {
         "and constructs rules as a transaction: the subclass __init__ runs, "
         "then the structure is recorded once and the rule is sealed.")},
     {Py_tp_new, sw_rule_meta_new},
-    {Py_tp_alloc, sw_meta_alloc},
+    {Py_tp_alloc, sw_sealedmeta_alloc},
     {Py_tp_init, sw_sealedmeta_init},
     {Py_tp_call, sw_rule_meta_call},
     {Py_tp_setattro, sw_rule_meta_setattro},
@@ -250,7 +262,7 @@ sw_rule_setattro(PyObject *self, PyObject *name, PyObject *value)
     if (sw_state_check(st) < 0) {
         return -1;
     }
-    owned = sw_is_owned_name(st->rule_owned_names, name);
+    owned = sw_sealedmeta_is_owned_name(st->rule_owned_names, name);
     if (owned < 0) {
         return -1;
     }
@@ -384,9 +396,9 @@ static PyType_Slot sw_rule_base_slots[] = {
     {Py_tp_clear, sw_rule_clear},
     {Py_tp_setattro, sw_rule_setattro},
     {Py_tp_getattro, PyObject_GenericGetAttr},
-    {Py_tp_getset, sw_sealed_getset},
-    {Py_tp_hash, sw_identity_hash},
-    {Py_tp_richcompare, sw_identity_richcompare},
+    {Py_tp_getset, sw_attrs_sealed_getset},
+    {Py_tp_hash, sw_attrs_identity_hash},
+    {Py_tp_richcompare, sw_attrs_identity_richcompare},
     {Py_tp_methods, sw_rule_methods},
     {Py_tp_members, sw_rule_members},
     {0, NULL},

@@ -12,7 +12,8 @@
  * one metaclass knows (descriptor kinds, the registry, a rule's recorded
  * structure) comes in through the ops' hooks.
  */
-#include "sw_internal.h"
+#include "meta.h"
+#include "attrs.h"
 
 /* ---- class keywords and owned members ----------------------------------- */
 
@@ -244,7 +245,7 @@ sw_sealedmeta_check_owned_members(PyObject *owned,
 /* 1 if `name` (a str or str subclass, read without running its methods)
  * is in the frozenset `owned`, 0 if not or not a str, -1 on error. */
 int
-sw_is_owned_name(PyObject *owned, PyObject *name)
+sw_sealedmeta_is_owned_name(PyObject *owned, PyObject *name)
 {
     PyObject *exact;
     int result;
@@ -274,7 +275,7 @@ sw_sealedmeta_is_owned_class_attribute(PyObject *owned, PyObject *name)
             || PyUnicode_CompareWithASCIIString(name, "__class__") == 0)) {
         return 1;
     }
-    return sw_is_owned_name(owned, name);
+    return sw_sealedmeta_is_owned_name(owned, name);
 }
 
 /* ---- class creation ----------------------------------------------------- */
@@ -293,10 +294,10 @@ typedef struct {
 
 static _Thread_local const sw_sealedmeta_record *sw_sealedmeta_pending;
 
-/* tp_alloc of both metaclasses.  Named sw_meta_alloc, not after this file:
+/* tp_alloc of both metaclasses.  Named sw_sealedmeta_alloc, not after this file:
  * state.h tells the module's classes by it. */
 PyObject *
-sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems)
+sw_sealedmeta_alloc(PyTypeObject *meta, Py_ssize_t nitems)
 {
     const sw_sealedmeta_record *record = sw_sealedmeta_pending;
     PyObject *cls;
@@ -530,7 +531,7 @@ sw_sealedmeta_build_class(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
     }
     t = (sw_type *)cls;
     if (t->state != st) {
-        /* Not allocated through sw_meta_alloc: never usable. */
+        /* Not allocated through sw_sealedmeta_alloc: never usable. */
         PyErr_Format(PyExc_SystemError,
                      "class %s was not allocated by its metaclass", clsname);
         Py_DECREF(cls);
@@ -707,7 +708,7 @@ sw_sealedmeta_construct(const sw_sealedmeta_ops *ops, PyObject *cls,
 /* ---- the per-class layout ----------------------------------------------- */
 
 /* The registry snapshot and bound methods are only ever set on descriptor
- * classes (registry.c, descriptor.c); a rule class keeps them NULL. */
+ * classes (registry.c, classbound.c); a rule class keeps them NULL. */
 int
 sw_sealedmeta_traverse(PyObject *self, visitproc visit, void *arg)
 {
@@ -727,7 +728,7 @@ sw_sealedmeta_clear(PyObject *self)
 }
 
 /* The body of both metaclasses' tp_dealloc (each keeps its own slot
- * function: it tells the metaclasses apart, sw_is_descriptor_class). */
+ * function: it tells the metaclasses apart, sw_meta_is_descriptor_class). */
 void
 sw_sealedmeta_dealloc(PyObject *self)
 {

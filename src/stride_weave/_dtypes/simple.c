@@ -3,7 +3,8 @@
  * Owns the simple-dtype constructor (name, *, bits, supertype), the bits
  * accessor and the simple contract structure.
  */
-#include "sw_internal.h"
+#include "kind.h"
+#include "descriptor.h"
 
 #define SW_SIMPLE_INIT "SimpleDType.__init__()"
 

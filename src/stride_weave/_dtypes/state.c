@@ -5,7 +5,10 @@
  * state.h that need more than a field read: the current interpreter's
  * graph, and the check that a graph is still alive.
  */
-#include "sw_internal.h"
+#include "state.h"
+#include "capi.h"
+#include "meta.h"
+#include "privtable.h"
 
 #include <stddef.h>       /* offsetof */
 

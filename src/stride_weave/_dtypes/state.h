@@ -70,7 +70,7 @@ typedef struct {
     sw_state *state;    /* borrowed: the metaclass keeps the module alive */
 } sw_class_head;
 
-PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
+PyObject *sw_sealedmeta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
 
 static inline sw_state *
 sw_state_of_module(PyObject *module)
@@ -80,14 +80,14 @@ sw_state_of_module(PyObject *module)
 
 /* The state of the graph `tp` belongs to (borrowed), or NULL with
  * TypeError for a type the module did not define.  Classes of the
- * module's metaclasses (they allocate through sw_meta_alloc) carry it; the
+ * module's metaclasses (they allocate through sw_sealedmeta_alloc) carry it; the
  * C layout types find it through their module. */
 static inline sw_state *
 sw_state_of_type(PyTypeObject *tp)
 {
     PyObject *module;
 
-    if (Py_TYPE(tp)->tp_alloc == sw_meta_alloc) {
+    if (Py_TYPE(tp)->tp_alloc == sw_sealedmeta_alloc) {
         return ((sw_class_head *)tp)->state;
     }
     module = PyType_GetModuleByDef(tp, &sw_module_def);   /* borrowed */

@@ -7,7 +7,9 @@
  * are all exact str, so Python's == and hash on it are exact too.  The
  * format is documented in docs/structure.md and is a compatibility promise.
  */
-#include "sw_internal.h"
+#include "structure.h"
+#include "descriptor.h"
+#include "privtable.h"
 
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * block-scaled format whose last level has one scale for the whole tensor
  * (NVFP4: SymbolicBits(4.5, 32)).  Immutable, compared by value.
  */
-#include "sw_internal.h"
+#include "level.h"
 
 typedef struct {
     PyObject_HEAD

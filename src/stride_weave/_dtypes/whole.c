@@ -4,7 +4,7 @@
  * (a block or extent that covers everything).  WholeExtent() always returns
  * the singleton; copying, deep-copying and unpickling return it too.
  */
-#include "sw_internal.h"
+#include "level.h"
 
 static PyObject *
 sw_whole_new(PyTypeObject *type, PyObject *args, PyObject *kwds)

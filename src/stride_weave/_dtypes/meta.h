@@ -1,24 +1,17 @@
-/* sw_internal.h: what the translation units of stride_weave._dtypes share.
- *
- * Each .c file owns one concern (see the comment at its top); this header
- * declares the structs they all see and the functions they call across
- * files.  Nothing here is public API: the public C header for consumers
- * lives in include/stride_weave/.
+/* meta.h: the classes of descriptors and rules.  The per-class record
+ * (sw_type), the sealed-metaclass core both metaclasses share
+ * (sealedmeta.c, parameterized by sw_sealedmeta_ops), and DTypeMeta
+ * (meta.c).  RuleMeta's few entry points are in rule.h.
  */
-#ifndef SW_INTERNAL_H
-#define SW_INTERNAL_H
+#ifndef SW_META_H
+#define SW_META_H
 
 #include "compat.h"
 #include "kind.h"
-#include "privtable.h"
-#include "registry.h"
-#include "structure.h"
 #include "state.h"
-#include "descriptor.h"
-#include "attrs.h"
 
-/* ---- per-class data: the metaclass instance layout (meta.c) ------------ */
-
+/* The metaclass instance layout: one per descriptor or rule class.  Its
+ * first two fields are sw_class_head's (state.h). */
 typedef struct {
     PyHeapTypeObject ht;
     sw_state *state;        /* borrowed: the metaclass keeps the module alive */
@@ -32,7 +25,7 @@ typedef struct {
     PyObject *snapshot;     /* cached registered() result for this class */
     uint64_t snapshot_version;
     PyObject *bound[2];     /* from_name and registered bound to this class,
-                               made on first use (descriptor.c) */
+                               made on first use (classbound.c) */
     PyGetSetDef *slot_defs; /* owned: the sealed __slots__ accessors */
 } sw_type;
 
@@ -82,38 +75,9 @@ typedef struct {
     void (*reject)(PyObject *obj);
 } sw_sealedmeta_ops;
 
-/* ---- the rule instance layout (rule.c) ---------------------------------- */
-
-typedef struct {
-    PyObject_HEAD
-    PyObject *structure;    /* tuple, recorded at construction */
-    PyObject *attrs;        /* user attributes of a subclass (attrs.c) */
-    PyObject *weakreflist;
-    int build_state;        /* sw_build_state */
-} sw_rule;
-
-/* ---- one scale level of a block-scaled format (level.c) ---------------- */
-
-typedef struct {
-    PyObject_HEAD
-    PyObject *scale;    /* a finished, registered SimpleDType */
-    PyObject *block;    /* exact int > 0, or Whole */
-} sw_level;
-
-/* ---- the LevelExtent rule layout (levelextent.c) ------------------------- */
-
-typedef struct {
-    sw_rule rule;
-    PyObject *level;    /* exact int >= 0: the adjacent edge */
-    PyObject *extent;   /* exact int > 0, or Whole */
-} sw_level_extent;
-
-/* ---- cross-file functions ------------------------------------------------ */
-
 /* sealedmeta.c */
 PyObject *sw_sealedmeta_new(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
                             PyObject *args, PyObject *kwds);
-PyObject *sw_meta_alloc(PyTypeObject *meta, Py_ssize_t nitems);
 int sw_sealedmeta_init(PyObject *self, PyObject *args, PyObject *kwds);
 int sw_sealedmeta_check_ready_bases(PyTypeObject *meta, PyObject *bases);
 int sw_sealedmeta_setattro(const sw_sealedmeta_ops *ops, PyObject *self,
@@ -124,40 +88,15 @@ PyObject *sw_sealedmeta_construct(const sw_sealedmeta_ops *ops,
 int sw_sealedmeta_traverse(PyObject *self, visitproc visit, void *arg);
 int sw_sealedmeta_clear(PyObject *self);
 void sw_sealedmeta_dealloc(PyObject *self);
-int sw_is_owned_name(PyObject *owned, PyObject *name);
+int sw_sealedmeta_is_owned_name(PyObject *owned, PyObject *name);
 
 /* meta.c */
 PyObject *sw_meta_create_type(PyObject *module);
-int sw_is_descriptor_class(PyTypeObject *tp);
+int sw_meta_is_descriptor_class(PyTypeObject *tp);
 PyObject *sw_meta_create_model_class(sw_state *st, const char *name,
                                      PyObject *bases, PyObject *ns,
                                      int abstract, sw_kind kind);
 PyObject *sw_meta_construct(PyObject *cls, PyObject *args, PyObject *kwds,
                             int ensuring);
 
-/* rule.c */
-int sw_rule_create_types(PyObject *module, sw_state *st);
-int sw_is_rule_class(PyTypeObject *tp);
-int sw_rule_traverse(PyObject *self, visitproc visit, void *arg);
-int sw_rule_clear(PyObject *self);
-void sw_rule_dealloc(PyObject *self);
-
-/* levelextent.c */
-int sw_levelextent_create_type(PyObject *module, sw_state *st);
-
-/* level.c, symbolic.c */
-int sw_level_create_type(PyObject *module, sw_state *st);
-int sw_symbolic_create_type(PyObject *module, sw_state *st);
-
-/* whole.c */
-int sw_whole_create(PyObject *module, sw_state *st);
-
-/* capi.c */
-int sw_capi_create(PyObject *module, sw_state *st);
-void sw_capi_free(sw_state *st);
-
-/* pickle.c */
-extern PyMethodDef sw_pickle_methods[];
-int sw_pickle_init_policy(sw_state *st);
-
-#endif /* SW_INTERNAL_H */
+#endif /* SW_META_H */

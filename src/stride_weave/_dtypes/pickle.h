@@ -1,0 +1,13 @@
+/* pickle.h: the pickle entry point and the unpickle import policy
+ * (pickle.c).
+ */
+#ifndef SW_PICKLE_H
+#define SW_PICKLE_H
+
+#include "compat.h"
+#include "state.h"
+
+extern PyMethodDef sw_pickle_methods[];
+int sw_pickle_init_policy(sw_state *st);
+
+#endif /* SW_PICKLE_H */
