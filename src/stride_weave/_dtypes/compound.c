@@ -12,12 +12,56 @@
 
 #define SW_COMPOUND_INIT "CompoundDType.__init__()"
 
-/* Materialize an iterable argument as a tuple; TypeError naming the
- * argument when it is not iterable. */
-static PyObject *
-sw_compound_as_tuple(PyObject *value, const char *argname, const char *expected)
+/* 0 when item i of simple_types may be a plane (a simple dtype of this
+ * graph), else -1 with TypeError. */
+static int
+sw_compound_check_plane(sw_state *st, PyObject *plane, Py_ssize_t i)
 {
-    PyObject *it = PyObject_GetIter(value), *result;
+    if (sw_is_kind(st, plane, SW_KIND_SIMPLE)) {
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError,
+                 "%s: simple_types[%zd] must be a SimpleDType, got %s",
+                 SW_COMPOUND_INIT, i,
+                 PyObject_TypeCheck(plane, st->base_type)
+                     ? _PyType_Name(Py_TYPE(plane))
+                     : Py_TYPE(plane)->tp_name);
+    return -1;
+}
+
+/* 0 when item i of representation_rules is a constructed rule, else -1
+ * with TypeError. */
+static int
+sw_compound_check_rule(sw_state *st, PyObject *rule, Py_ssize_t i)
+{
+    if (!PyObject_TypeCheck(rule, st->rule_base_type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: representation_rules[%zd] must be a "
+                     "RepresentationRule, got %s", SW_COMPOUND_INIT, i,
+                     Py_TYPE(rule)->tp_name);
+        return -1;
+    }
+    if (SW_LOAD_FLAG(((sw_rule *)rule)->build_state) != SW_FINISHED) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: representation_rules[%zd] is a %s that was "
+                     "not successfully constructed", SW_COMPOUND_INIT, i,
+                     Py_TYPE(rule)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Materialize the iterable argument `argname` as a tuple whose items all
+ * pass `check`.  TypeError naming the argument when it is not iterable
+ * (an iterable of `expected`); `check`'s error for the first item it
+ * refuses. */
+static PyObject *
+sw_compound_items(sw_state *st, PyObject *value, const char *argname,
+                  const char *expected,
+                  int (*check)(sw_state *, PyObject *, Py_ssize_t))
+{
+    PyObject *it = PyObject_GetIter(value), *items;
+    Py_ssize_t i;
 
     if (it == NULL) {
         if (PyErr_ExceptionMatches(PyExc_TypeError)) {
@@ -28,32 +72,30 @@ sw_compound_as_tuple(PyObject *value, const char *argname, const char *expected)
         }
         return NULL;
     }
-    result = PySequence_Tuple(it);
+    items = PySequence_Tuple(it);
     Py_DECREF(it);
-    return result;
+    if (items == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(items); i++) {
+        if (check(st, PyTuple_GET_ITEM(items, i), i) < 0) {
+            Py_DECREF(items);
+            return NULL;
+        }
+    }
+    return items;
 }
 
 static PyObject *
 sw_compound_check_planes(sw_state *st, PyObject *simple_types)
 {
-    PyObject *planes = sw_compound_as_tuple(simple_types, "simple_types",
-                                            "registered SimpleDType");
+    PyObject *planes = sw_compound_items(st, simple_types, "simple_types",
+                                         "registered SimpleDType",
+                                         sw_compound_check_plane);
     Py_ssize_t i;
 
     if (planes == NULL) {
         return NULL;
-    }
-    for (i = 0; i < PyTuple_GET_SIZE(planes); i++) {
-        PyObject *plane = PyTuple_GET_ITEM(planes, i);
-        if (!sw_is_kind(st, plane, SW_KIND_SIMPLE)) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s: simple_types[%zd] must be a SimpleDType, got %s",
-                         SW_COMPOUND_INIT, i,
-                         PyObject_TypeCheck(plane, st->base_type)
-                             ? _PyType_Name(Py_TYPE(plane))
-                             : Py_TYPE(plane)->tp_name);
-            goto error;
-        }
     }
     if (PyTuple_GET_SIZE(planes) == 0) {
         PyErr_Format(PyExc_ValueError,
@@ -63,8 +105,8 @@ sw_compound_check_planes(sw_state *st, PyObject *simple_types)
     }
     for (i = 0; i < PyTuple_GET_SIZE(planes); i++) {
         if (sw_args_reference(st, PyTuple_GET_ITEM(planes, i),
-                               "every simple_types element",
-                               SW_COMPOUND_INIT) < 0) {
+                              "every simple_types element",
+                              SW_COMPOUND_INIT) < 0) {
             goto error;
         }
     }
@@ -72,40 +114,6 @@ sw_compound_check_planes(sw_state *st, PyObject *simple_types)
 
 error:
     Py_DECREF(planes);
-    return NULL;
-}
-
-static PyObject *
-sw_compound_check_rules(sw_state *st, PyObject *rules_arg)
-{
-    PyObject *rules = sw_compound_as_tuple(rules_arg, "representation_rules",
-                                           "RepresentationRule");
-    Py_ssize_t i;
-
-    if (rules == NULL) {
-        return NULL;
-    }
-    for (i = 0; i < PyTuple_GET_SIZE(rules); i++) {
-        PyObject *rule = PyTuple_GET_ITEM(rules, i);
-        if (!PyObject_TypeCheck(rule, st->rule_base_type)) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s: representation_rules[%zd] must be a "
-                         "RepresentationRule, got %s", SW_COMPOUND_INIT, i,
-                         Py_TYPE(rule)->tp_name);
-            goto error;
-        }
-        if (SW_LOAD_FLAG(((sw_rule *)rule)->build_state) != SW_FINISHED) {
-            PyErr_Format(PyExc_TypeError,
-                         "%s: representation_rules[%zd] is a %s that was "
-                         "not successfully constructed", SW_COMPOUND_INIT, i,
-                         Py_TYPE(rule)->tp_name);
-            goto error;
-        }
-    }
-    return rules;
-
-error:
-    Py_DECREF(rules);
     return NULL;
 }
 
@@ -153,7 +161,9 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
     if (planes == NULL) {
         goto error;
     }
-    rules = rules_arg ? sw_compound_check_rules(st, rules_arg)
+    rules = rules_arg ? sw_compound_items(st, rules_arg, "representation_rules",
+                                          "RepresentationRule",
+                                          sw_compound_check_rule)
                       : Py_NewRef(st->empty_tuple);
     if (rules == NULL
         || sw_construct_set_common(st, d, exact, supertype) < 0
