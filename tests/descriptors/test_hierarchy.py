@@ -11,6 +11,7 @@ import types
 import pytest
 
 from support import registry_unchanged, unique_name, refused
+from support.defs import register_every_kind
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
 
 
@@ -198,6 +199,10 @@ def test_builtin_simples_report_simple_kind(name):
 
 
 def test_every_registered_descriptor_reports_exactly_one_kind():
+    # Extensions of every kind are registered here, so the check covers them
+    # whatever else this process has registered.
+    own = register_every_kind(unique_name)
+    assert all(d in DType.registered() for d in own.values())
     for d in DType.registered():
         kinds = [d.is_category(), d.is_simple(), d.is_compound()]
         assert all(type(k) is bool for k in kinds), d
@@ -325,6 +330,10 @@ def test_observe_removal_of_the_opaque_storage_query_on_every_registered():
 
     Reading is_opaque_storage from any descriptor fails with AttributeError.
     """
+    # Extensions of every kind are registered here, so the check covers them
+    # whatever else this process has registered.
+    own = register_every_kind(unique_name)
+    assert all(d in DType.registered() for d in own.values())
     for d in DType.registered():
         with refused(AttributeError):
             d.is_opaque_storage

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from support import registry_unchanged, unique_name, refused
+from support.defs import register_every_kind
 from stride_weave.dtypes import (
     DType, DTypeCategory, SimpleDType, Whole, WholeExtent,
 )
@@ -192,7 +193,13 @@ def test_builtin_simple_structures_follow_the_format(name):
 
 
 def test_every_registered_structure_has_canonical_shape():
-    for d in DType.registered():
+    # One descriptor of every kind, with extension values of every permitted
+    # type, is registered here: the check covers them whether or not other
+    # tests have registered anything in this process.
+    own = register_every_kind(unique_name)
+    registered = DType.registered()
+    assert all(d in registered for d in own.values())
+    for d in registered:
         assert_canonical_shape(d.structure())
 
 

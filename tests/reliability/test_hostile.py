@@ -330,21 +330,39 @@ def test_no_tracked_dict_maps_registered_names_or_structures():
     assert d in DType.registered()
 
 
+# A breadth-first walk from the module, stopping at classes (whose own
+# namespaces CPython exposes for every type) and at the module dict. It runs
+# in a fresh interpreter that registers one extension of every kind first:
+# the registry it walks holds exactly those and the built-ins, never a
+# user's own list that another test stored in a descriptor's field.
+_REFERENTS_WALK = """
+import gc, itertools, json
+from stride_weave import _dtypes
+from support.defs import register_every_kind
+counter = itertools.count()
+register_every_kind(lambda prefix: f"{prefix}_{next(counter)}")
+MUTABLE = (dict, list, set, bytearray)
+seen, todo, reached = set(), [_dtypes], None
+while todo:
+    obj = todo.pop()
+    if id(obj) in seen:
+        continue
+    seen.add(id(obj))
+    if isinstance(obj, type) or obj is vars(_dtypes):
+        continue
+    if isinstance(obj, MUTABLE):
+        reached = type(obj).__name__
+        break
+    todo.extend(gc.get_referents(obj))
+print(json.dumps({"reached": reached, "seen": len(seen)}))
+"""
+
+
 def test_referents_of_referents_reach_no_mutable_container():
-    # A breadth-first walk from the module, stopping at classes (whose own
-    # namespaces CPython exposes for every type) and at the module dict.
-    seen, todo = set(), [_dtypes]
-    while todo:
-        obj = todo.pop()
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, type) or obj is vars(_dtypes):
-            continue
-        if isinstance(obj, _MUTABLE_CONTAINERS):
-            pytest.fail(f"reached a {type(obj).__name__} through gc.get_referents")
-        todo.extend(gc.get_referents(obj))
-    assert len(seen) > 100
+    report = child_report(_REFERENTS_WALK)
+    if report["reached"] is not None:
+        pytest.fail(f"reached a {report['reached']} through gc.get_referents")
+    assert report["seen"] > 100
 
 
 # --------------------------------------------------------------------------
