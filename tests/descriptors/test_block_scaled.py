@@ -19,8 +19,6 @@ import inspect
 import json
 import pickle
 import re
-import subprocess
-import sys
 import textwrap
 import threading
 import types
@@ -29,8 +27,11 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from support.defs import PlanePair
-from support import refused, registry_unchanged, unique_name
+from support import (
+    assert_exited, assert_unregistered, refused, registry_unchanged, run_python, unique_name,
+    walk_leaves,
+)
+from support.defs import BLOCK_SCALED_BUILTINS, PlanePair
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
     BlockScaledDType,
@@ -47,15 +48,7 @@ from stride_weave.dtypes import (
 PROTOCOLS = [0, 1, 2, 3, 4, 5]
 
 # The built-in table: name -> (element, ((scale, block), ...)).
-BUILTIN_TABLE = {
-    "MXFP8_E4M3": ("E4M3", (("E8M0", 32),)),
-    "MXFP8_E5M2": ("E5M2", (("E8M0", 32),)),
-    "MXFP6_E3M2": ("E3M2", (("E8M0", 32),)),
-    "MXFP6_E2M3": ("E2M3", (("E8M0", 32),)),
-    "MXFP4": ("E2M1", (("E8M0", 32),)),
-    "MXINT8": ("Int8", (("E8M0", 32),)),
-    "NVFP4": ("E2M1", (("E4M3", 16), ("Float32", Whole))),
-}
+BUILTIN_TABLE = BLOCK_SCALED_BUILTINS
 BUILTIN_BLOCK_SCALED = tuple(BUILTIN_TABLE)
 MX_NAMES = tuple(n for n in BUILTIN_TABLE if n != "NVFP4")
 
@@ -89,16 +82,11 @@ def make(levels=None, element=None, name=None, cls=BlockScaledDType):
                levels=mx_levels() if levels is None else levels)
 
 
-def assert_free(name):
-    with pytest.raises(LookupError):
-        DType.from_name(name)
-
-
 def assert_refused_and_name_free(exc, build, name, match=None):
     """build() raises exc, registers nothing, and the name stays usable."""
     with refused(exc, match=match) as info:
         build()
-    assert_free(name)
+    assert_unregistered(name)
     ok = make(name=name)
     assert DType.from_name(name) is ok
     return info
@@ -421,7 +409,7 @@ def test_unfinished_element_is_a_value_error():
 
     d = Leaky(unique_name("BSleaky"))
     assert len(seen) == 1 and "element" in str(seen[0])
-    assert_free(inner)
+    assert_unregistered(inner)
     assert make(element=d, name=inner).element is d  # finished now: accepted
 
 
@@ -518,14 +506,14 @@ def test_missing_element_or_levels_is_a_type_error(kwargs):
     name = unique_name("BSmiss")
     with refused(TypeError):
         BlockScaledDType(name, **kwargs)
-    assert_free(name)
+    assert_unregistered(name)
 
 
 def test_element_and_levels_are_keyword_only():
     name = unique_name("BSpos")
     with refused(TypeError):
         BlockScaledDType(name, ERR_ELEMENT, mx_levels())
-    assert_free(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize("extra", [
@@ -537,7 +525,7 @@ def test_unknown_keyword_is_a_type_error(extra):
     name = unique_name("BSextra")
     with refused(TypeError):
         BlockScaledDType(name, element=ERR_ELEMENT, levels=mx_levels(), **extra)
-    assert_free(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize("bad_name", ["", 5, None, b"MX"],
@@ -618,16 +606,9 @@ def test_structure_carries_a_subclass_extension():
 
 
 def test_structure_is_exact_strings_and_hashable():
-    def leaves(node):
-        if type(node) is tuple:
-            for x in node:
-                yield from leaves(x)
-        else:
-            yield node
-
     for name in BUILTIN_BLOCK_SCALED:
         s = getattr(DType, name).structure()
-        assert all(type(leaf) is str for leaf in leaves(s))
+        assert all(type(leaf) is str for leaf in walk_leaves(s))
         hash(s)
 
 
@@ -648,7 +629,7 @@ def test_same_chain_under_another_name_is_a_value_error_naming_the_first():
     with refused(ValueError) as info:
         make([Level(DType.E8M0, 32)], element, name=other)
     assert first.name in str(info.value)
-    assert_free(other)
+    assert_unregistered(other)
     assert BlockScaledDType.from_name(first.name) is first
 
 
@@ -661,7 +642,7 @@ def test_builtin_chain_under_a_new_name_is_refused():
         with refused(ValueError) as info:
             BlockScaledDType(name, element=DType.from_name(element), levels=levels)
         assert builtin in str(info.value).replace(name, "")
-        assert_free(name)
+        assert_unregistered(name)
 
 
 def test_same_chain_through_a_subclass_without_extension_is_refused():
@@ -679,7 +660,7 @@ def test_same_chain_through_a_subclass_without_extension_is_refused():
         with refused(ValueError) as info:
             cls(name, element=element, levels=nv_levels())
         assert first.name in str(info.value)
-        assert_free(name)
+        assert_unregistered(name)
     with refused(ValueError):
         Alias(unique_name("BSsubMX"), element=DType.E2M1, levels=mx_levels())
 
@@ -718,7 +699,7 @@ def test_subclass_with_its_own_extension_is_a_different_format():
     with refused(ValueError) as info:
         Stochastic(name, element=element, levels=mx_levels())
     assert sto.name in str(info.value)
-    assert_free(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize("second", [
@@ -752,7 +733,7 @@ def test_structure_duplicate_leaves_the_name_free_for_another_chain():
     name = unique_name("BSatomic")
     with refused(ValueError):
         make(mx_levels(), element, name=name)
-    assert_free(name)
+    assert_unregistered(name)
     assert name not in [d.name for d in DType.registered()]
     d = make([Level(DType.E8M0, 64)], element, name=name)
     assert DType.from_name(name) is d
@@ -790,7 +771,7 @@ def test_property_same_chain_never_registers_twice(chain, element_bits):
         with refused(ValueError) as info:
             cls(name, element=element, levels=levels_of(chain))
         assert first.name in str(info.value)
-        assert_free(name)
+        assert_unregistered(name)
     ext = Extended(unique_name("BSpropX"), element=element, levels=levels_of(chain))
     with refused(ValueError):
         Extended(unique_name("BSpropX"), element=element, levels=levels_of(chain))
@@ -836,7 +817,7 @@ def test_threads_racing_to_register_one_chain_yield_one_winner(fast_switching, r
     assert len(DType.registered()) == before + 1
     for name in names:
         if name != winner.name:
-            assert_free(name)
+            assert_unregistered(name)
     assert DType.from_name(winner.name) is winner
 
 
@@ -895,7 +876,7 @@ def test_subclass_without_abstract_false_is_abstract():
     name = unique_name("BSabs")
     with refused(TypeError):
         Undeclared(name, element=ERR_ELEMENT, levels=mx_levels())
-    assert_free(name)
+    assert_unregistered(name)
 
 
 def test_subclass_init_that_never_initializes_the_base_is_a_type_error():
@@ -906,7 +887,7 @@ def test_subclass_init_that_never_initializes_the_base_is_a_type_error():
     name = unique_name("BSlazy")
     with refused(TypeError):
         Lazy(name)
-    assert_free(name)
+    assert_unregistered(name)
 
 
 def test_compound_init_on_a_block_scaled_instance_is_a_type_error():
@@ -919,7 +900,7 @@ def test_compound_init_on_a_block_scaled_instance_is_a_type_error():
     name = unique_name("BSsneak")
     with refused(TypeError, match="levels"):
         Sneaky(name)
-    assert_free(name)
+    assert_unregistered(name)
 
 
 BS_OWNED = ["element", "levels", "num_axes", "bits_per_element"]
@@ -1298,7 +1279,7 @@ def test_bits_per_element_beyond_a_float_is_a_value_error():
     name = unique_name("HugeBS")
     with refused(ValueError, match="element SimpleDType.*exceed the range of a float"):
         BlockScaledDType(name, element=huge, levels=[Level(DType.E8M0, 32)])
-    assert_free(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -1390,9 +1371,8 @@ def _run_child(parent_formats, which):
                            for p in PROTOCOLS]
     job = {"defs": [] if which == "none" else _defs(parent_formats, which),
            "payloads": payloads, "builtins": list(BUILTIN_BLOCK_SCALED)}
-    proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(job),
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, f"child exited {proc.returncode}: {proc.stderr[-3000:]}"
+    proc = run_python(["-c", _CHILD], input=json.dumps(job))
+    assert_exited(proc)
     return json.loads(proc.stdout)
 
 

@@ -8,14 +8,8 @@ registered.
 """
 import pytest
 
-from support import registry_unchanged, unique_name, refused
+from support import assert_unregistered, refused, registry_unchanged, unique_name
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-def _assert_unregistered(*names):
-    for name in names:
-        with refused(LookupError):
-            DType.from_name(name)
 
 
 # --------------------------------------------------------------------------
@@ -92,7 +86,7 @@ def test_supertype_is_keyword_only(sup):
     with registry_unchanged():
         with refused(TypeError):
             DTypeCategory(name, sup)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize("call", [
@@ -107,7 +101,7 @@ def test_signature_errors_are_type_errors(call):
     with registry_unchanged():
         with refused(TypeError):
             call(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -130,7 +124,7 @@ def test_reject_the_removed_storage_disposition(value, with_supertype):
         with refused(TypeError,
                            match=r"unexpected keyword argument 'opaque_storage'"):
             DTypeCategory(name, **kwargs)
-    _assert_unregistered(name)
+    assert_unregistered(name)
     # The name stayed free.
     assert DTypeCategory(name).name == name
 
@@ -144,7 +138,7 @@ def test_reject_opaque_storage_in_a_subclass_forwarding_kwargs():
     with registry_unchanged():
         with refused(TypeError, match="opaque_storage"):
             Forward(name, supertype=DType.Any, opaque_storage=True)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -190,7 +184,7 @@ def test_reject_a_non_category_supertype(make):
     with registry_unchanged():
         with refused(TypeError, match="supertype"):
             DTypeCategory(name, supertype=bad)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -243,7 +237,7 @@ def test_reject_a_noncanonical_category_supertype(kind, user):
                 DTypeCategory(name, supertype=bad)
             else:
                 SimpleDType(name, bits=8, supertype=bad)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize("when", ["before-super", "after-super"])
@@ -269,7 +263,7 @@ def test_reject_an_unfinished_category_supertype(when):
     parent = Parent(unique_name("UnfinishedParent"))
     assert len(seen) == 1
     assert "supertype" in str(seen[0])
-    _assert_unregistered(child)
+    assert_unregistered(child)
     # Finished now: the same child name registers beneath it.
     assert DTypeCategory(child, supertype=parent).supertype is parent
 

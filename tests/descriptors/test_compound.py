@@ -11,7 +11,7 @@ import types
 import pytest
 
 from support.defs import TagRule
-from support import registry_unchanged, unique_name
+from support import assert_unregistered, registry_unchanged, unique_name
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
     CompoundDType,
@@ -41,17 +41,12 @@ def _ref(d):
     return ("ref", "str:" + d.name, d.structure())
 
 
-def _assert_free(name):
-    with pytest.raises(LookupError):
-        DType.from_name(name)
-
-
 def _assert_rejected(exc_type, build, name):
     """build() fails with exc_type, registers nothing, and leaves name free."""
     with registry_unchanged():
         with pytest.raises(exc_type):
             build()
-    _assert_free(name)
+    assert_unregistered(name)
     # The name is still usable afterwards.
     ok = Pair(name, [DType.Float32])
     assert DType.from_name(name) is ok
@@ -69,7 +64,7 @@ def test_compound_dtype_itself_is_abstract():
         with pytest.raises(TypeError):
             CompoundDType(name, supertype=None, simple_types=[DType.Float32],
                           representation_rules=())
-    _assert_free(name)
+    assert_unregistered(name)
 
 
 def test_subclass_without_abstract_false_stays_abstract():
@@ -86,7 +81,7 @@ def test_subclass_without_abstract_false_stays_abstract():
         with registry_unchanged():
             with pytest.raises(TypeError):
                 cls(name)
-        _assert_free(name)
+        assert_unregistered(name)
 
 
 def test_concrete_subclass_of_abstract_subclass_is_constructible():
@@ -383,7 +378,7 @@ def test_simple_types_is_keyword_only():
     with registry_unchanged():
         with pytest.raises(TypeError):
             Positional(name)
-    _assert_free(name)
+    assert_unregistered(name)
 
 
 def test_missing_simple_types_raises_type_error():
@@ -395,7 +390,7 @@ def test_missing_simple_types_raises_type_error():
     with registry_unchanged():
         with pytest.raises(TypeError):
             Missing(name)
-    _assert_free(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize("bad_name,exc", [("", ValueError), (5, ValueError),
@@ -439,7 +434,7 @@ def test_bad_structure_extension_raises_type_error_and_registers_nothing():
         with registry_unchanged():
             with pytest.raises(TypeError):
                 BadExt(name, ext)
-        _assert_free(name)
+        assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -457,7 +452,7 @@ def _rejected_simple():
     name = unique_name("Rejected")
     with pytest.raises(ValueError):
         Leaky(name, bits=0, supertype=DType.Floating)
-    _assert_free(name)
+    assert_unregistered(name)
     return leaked[0]
 
 
@@ -472,7 +467,7 @@ def _rejected_category():
     name = unique_name("RejectedCat")
     with pytest.raises(TypeError):
         LeakyCat(name, supertype=DType.Float32)
-    _assert_free(name)
+    assert_unregistered(name)
     return leaked[0]
 
 
@@ -503,7 +498,7 @@ def test_unfinished_simple_dtype_as_plane_raises_value_error():
 
     outer = SelfRef(unique_name("Outer"), bits=8, supertype=DType.Floating)
     assert isinstance(outcome.get("exc"), ValueError), outcome
-    _assert_free(inner_name)
+    assert_unregistered(inner_name)
     assert DType.from_name(outer.name) is outer
 
 
@@ -521,7 +516,7 @@ def test_unfinished_category_as_supertype_raises_value_error():
 
     outer = SelfRefCat(unique_name("OuterCat"))
     assert isinstance(outcome.get("exc"), ValueError), outcome
-    _assert_free(inner_name)
+    assert_unregistered(inner_name)
     assert DType.from_name(outer.name) is outer
 
 
@@ -538,7 +533,7 @@ def test_subclass_never_initializing_the_base_raises_type_error():
     with registry_unchanged():
         with pytest.raises(TypeError):
             NoInit(name)
-    _assert_free(name)
+    assert_unregistered(name)
 
 
 def test_subclass_init_doing_nothing_raises_type_error():
@@ -561,7 +556,7 @@ def test_subclass_initializing_the_base_twice_raises_type_error():
     with registry_unchanged():
         with pytest.raises(TypeError):
             Twice(name)
-    _assert_free(name)
+    assert_unregistered(name)
 
 
 def test_user_init_raising_after_base_init_registers_nothing():
@@ -574,7 +569,7 @@ def test_user_init_raising_after_base_init_registers_nothing():
     with registry_unchanged():
         with pytest.raises(KeyError):
             Raises(name)
-    _assert_free(name)
+    assert_unregistered(name)
 
 
 def test_base_init_on_finished_descriptor_raises_attribute_error():

@@ -6,26 +6,12 @@ does not declare ``abstract=False``; kinds are reported by
 and ``is_subtype_of()`` walk the category chain; ``is_opaque_storage`` does
 not exist anywhere.
 """
-import types
 
 import pytest
 
-from support import registry_unchanged, unique_name, refused
+from support import assert_unregistered, new_class, refused, registry_unchanged, unique_name
 from support.defs import register_every_kind
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-def _assert_unregistered(name):
-    with refused(LookupError):
-        DType.from_name(name)
-
-
-def _new_class(name, bases, kwds=None, body=None):
-    """Create a class exactly as a ``class`` statement would."""
-    def exec_body(ns):
-        ns["__module__"] = __name__
-        ns.update(body or {})
-    return types.new_class(name, bases, kwds or {}, exec_body)
 
 
 # --------------------------------------------------------------------------
@@ -51,7 +37,7 @@ def test_model_abstract_classes_cannot_be_instantiated(call):
     with registry_unchanged():
         with refused(TypeError):
             call(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize(
@@ -67,22 +53,22 @@ def test_model_abstract_classes_cannot_be_instantiated(call):
 def test_subclass_is_abstract_unless_declared_concrete(base, kwargs, declared):
     """A descriptor subclass that does not declare abstract=False is abstract."""
     kwds = {} if declared == "default" else {"abstract": True}
-    Sub = _new_class("Sub", (base,), kwds)
+    Sub = new_class("Sub", (base,), kwds)
     name = unique_name("AbsSub")
     with registry_unchanged():
         with refused(TypeError):
             Sub(name, **kwargs())
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 def test_direct_abstract_dtype_subclass_is_abstract():
     """A direct DType subclass may be declared (abstract), never instantiated."""
-    Sub = _new_class("DirectSub", (DType,))
+    Sub = new_class("DirectSub", (DType,))
     name = unique_name("Direct")
     with registry_unchanged():
         with refused(TypeError):
             Sub(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize(
@@ -96,7 +82,7 @@ def test_direct_abstract_dtype_subclass_is_abstract():
 )
 def test_abstract_false_declares_subclass_concrete(base, kwargs, kind):
     """abstract=False declares the subclass concrete (constructible)."""
-    Sub = _new_class("Concrete", (base,), {"abstract": False})
+    Sub = new_class("Concrete", (base,), {"abstract": False})
     name = unique_name("Concrete")
     d = Sub(name, **kwargs())
     assert type(d) is Sub
@@ -110,26 +96,26 @@ def test_abstract_false_declares_subclass_concrete(base, kwargs, kind):
 def test_subclass_of_concrete_subclass_is_abstract_by_default():
     """abstract is not inherited: a subclass of a concrete subclass is abstract
     again unless it declares abstract=False itself."""
-    Concrete = _new_class("Concrete", (SimpleDType,), {"abstract": False})
-    Again = _new_class("Again", (Concrete,))
-    AgainConcrete = _new_class("AgainConcrete", (Concrete,), {"abstract": False})
+    Concrete = new_class("Concrete", (SimpleDType,), {"abstract": False})
+    Again = new_class("Again", (Concrete,))
+    AgainConcrete = new_class("AgainConcrete", (Concrete,), {"abstract": False})
     name = unique_name("Again")
     with registry_unchanged():
         with refused(TypeError):
             Again(name, bits=8, supertype=DType.Floating)
-    _assert_unregistered(name)
+    assert_unregistered(name)
     d = AgainConcrete(name, bits=8, supertype=DType.Floating)
     assert DType.from_name(name) is d
 
 
 def test_abstract_subclass_of_concrete_can_be_made_abstract_explicitly():
-    Concrete = _new_class("Concrete", (DTypeCategory,), {"abstract": False})
-    Abstract = _new_class("Abstract", (Concrete,), {"abstract": True})
+    Concrete = new_class("Concrete", (DTypeCategory,), {"abstract": False})
+    Abstract = new_class("Abstract", (Concrete,), {"abstract": True})
     name = unique_name("AbsAgain")
     with registry_unchanged():
         with refused(TypeError):
             Abstract(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize("value", [1, 0, "False", None, 0.0, [], "yes"],
@@ -138,7 +124,7 @@ def test_abstract_keyword_must_be_bool(value):
     """abstract must be a bool: TypeError naming the keyword otherwise."""
     with registry_unchanged():
         with refused(TypeError, match="abstract"):
-            _new_class("BadAbstract", (SimpleDType,), {"abstract": value})
+            new_class("BadAbstract", (SimpleDType,), {"abstract": value})
 
 
 @pytest.mark.parametrize("keyword", ["frobnicate", "opaque_storage", "abstrct",
@@ -147,9 +133,9 @@ def test_unknown_class_keyword_is_type_error_naming_it(keyword):
     """Any class keyword other than abstract is a TypeError naming it."""
     with registry_unchanged():
         with refused(TypeError, match=keyword):
-            _new_class("BadKw", (SimpleDType,), {keyword: True})
+            new_class("BadKw", (SimpleDType,), {keyword: True})
     with refused(TypeError, match=keyword):
-        _new_class("BadKw", (DTypeCategory,), {keyword: True, "abstract": False})
+        new_class("BadKw", (DTypeCategory,), {keyword: True, "abstract": False})
 
 
 def test_unknown_class_keyword_in_class_statement():
@@ -168,9 +154,9 @@ def test_concrete_direct_dtype_subclass_is_type_error():
 
 
 def test_concrete_subclass_of_abstract_direct_dtype_subclass_is_type_error():
-    Direct = _new_class("Direct", (DType,))
+    Direct = new_class("Direct", (DType,))
     with refused(TypeError):
-        _new_class("DirectConcrete", (Direct,), {"abstract": False})
+        new_class("DirectConcrete", (Direct,), {"abstract": False})
 
 
 # --------------------------------------------------------------------------
@@ -362,8 +348,8 @@ def test_is_opaque_storage_absent_on_model_classes(cls):
 
 
 def test_is_opaque_storage_absent_on_extension_and_subclass_instances():
-    Sub = _new_class("Sub", (DTypeCategory,), {"abstract": False})
-    SubS = _new_class("SubS", (SimpleDType,), {"abstract": False})
+    Sub = new_class("Sub", (DTypeCategory,), {"abstract": False})
+    SubS = new_class("SubS", (SimpleDType,), {"abstract": False})
     cat = DTypeCategory(unique_name("OpaqueCat"), supertype=DType.Any)
     sub = Sub(unique_name("OpaqueSub"), supertype=DType.Any)
     subs = SubS(unique_name("OpaqueSubS"), bits=8, supertype=sub)
@@ -386,20 +372,20 @@ def test_is_opaque_storage_cannot_be_defined_by_a_subclass(base, value, abstract
     """A subclass defining is_opaque_storage is a TypeError at class creation."""
     with registry_unchanged():
         with refused(TypeError):
-            _new_class("Opaque", (base,), {"abstract": abstract},
+            new_class("Opaque", (base,), {"abstract": abstract},
                        {"is_opaque_storage": value})
 
 
 def test_is_opaque_storage_cannot_come_from_a_mixin():
     Mixin = type("Mixin", (), {"is_opaque_storage": lambda self: True})
     with refused(TypeError):
-        _new_class("Opaque", (Mixin, DTypeCategory), {"abstract": False})
+        new_class("Opaque", (Mixin, DTypeCategory), {"abstract": False})
     with refused(TypeError):
-        _new_class("Opaque", (DTypeCategory, Mixin), {"abstract": False})
+        new_class("Opaque", (DTypeCategory, Mixin), {"abstract": False})
 
 
 def test_is_opaque_storage_cannot_be_assigned_later():
-    Sub = _new_class("Sub", (DTypeCategory,), {"abstract": False})
+    Sub = new_class("Sub", (DTypeCategory,), {"abstract": False})
     with refused(AttributeError):
         Sub.is_opaque_storage = lambda self: True
     with refused(AttributeError):

@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from support import registry_unchanged, unique_name, refused
+from support import new_class, refused, registry_unchanged, unique_name
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
 
 
@@ -29,14 +29,6 @@ OWNED = [
 ]
 
 MODEL_CLASSES = [DType, DTypeCategory, SimpleDType, CompoundDType]
-
-
-def _new_class(name, bases, kwds=None, body=None):
-    """Create a class exactly as a ``class`` statement would."""
-    def exec_body(ns):
-        ns["__module__"] = __name__
-        ns.update(body or {})
-    return types.new_class(name, bases, kwds or {}, exec_body)
 
 
 def _method(self, *args, **kwargs):
@@ -292,7 +284,7 @@ def test_refuse_an_extension_that_shadows_descriptor_identity(base, member):
     """
     with registry_unchanged():
         with refused(TypeError):
-            _new_class("Shadow", (base,), {"abstract": False}, {member: _method})
+            new_class("Shadow", (base,), {"abstract": False}, {member: _method})
 
 
 @pytest.mark.parametrize("member", OWNED)
@@ -303,7 +295,7 @@ def test_refuse_an_extension_that_shadows_descriptor_identity(base, member):
 )
 def test_shadowing_with_any_kind_of_value_is_type_error(member, value):
     with refused(TypeError):
-        _new_class("Shadow", (SimpleDType,), {}, {member: value})
+        new_class("Shadow", (SimpleDType,), {}, {member: value})
 
 
 @pytest.mark.parametrize("member", OWNED)
@@ -314,7 +306,7 @@ def test_shadowing_through_a_mixin_base_is_type_error(member, order):
     Mixin = type("Mixin", (), {member: _method})
     bases = (Mixin, SimpleDType) if order == "mixin-first" else (SimpleDType, Mixin)
     with refused(TypeError):
-        _new_class("ShadowMixin", bases, {"abstract": False})
+        new_class("ShadowMixin", bases, {"abstract": False})
 
 
 @pytest.mark.parametrize("member", ["name", "bits", "__eq__", "__setattr__",
@@ -323,7 +315,7 @@ def test_shadowing_through_an_indirect_mixin_is_type_error(member):
     Inner = type("Inner", (), {member: _method})
     Outer = type("Outer", (Inner,), {})
     with refused(TypeError):
-        _new_class("ShadowIndirect", (Outer, SimpleDType), {"abstract": False})
+        new_class("ShadowIndirect", (Outer, SimpleDType), {"abstract": False})
 
 
 @pytest.mark.parametrize("member", ["name", "bits", "supertype", "value",
@@ -331,14 +323,14 @@ def test_shadowing_through_an_indirect_mixin_is_type_error(member):
 def test_shadowing_through_slots_is_type_error(member):
     """A __slots__ entry creates a class member of that name: shadowing."""
     with refused(TypeError):
-        _new_class("ShadowSlots", (SimpleDType,), {"abstract": False},
+        new_class("ShadowSlots", (SimpleDType,), {"abstract": False},
                    {"__slots__": ("ok", member)})
 
 
 @pytest.mark.parametrize("member", ["name", "bits", "__hash__"])
 def test_shadowing_in_a_subclass_of_a_user_subclass_is_type_error(member):
     with refused(TypeError):
-        _new_class("ShadowDeep", (MyFloat,), {"abstract": False}, {member: _method})
+        new_class("ShadowDeep", (MyFloat,), {"abstract": False}, {member: _method})
 
 
 def test_shadowing_with_a_class_statement():
@@ -371,7 +363,7 @@ def test_shadowing_with_a_class_statement():
          "helper", "__bool__", "__slots__"],
 )
 def test_overridable_members_are_allowed(member, value):
-    cls = _new_class("Allowed", (SimpleDType,), {"abstract": False}, {member: value})
+    cls = new_class("Allowed", (SimpleDType,), {"abstract": False}, {member: value})
     assert isinstance(cls, type)
     assert issubclass(cls, SimpleDType)
 
@@ -382,7 +374,7 @@ def test_overridable_members_are_allowed(member, value):
 
 @pytest.mark.parametrize("member", OWNED)
 def test_assigning_an_owned_member_on_a_user_class_is_attribute_error(member):
-    Sub = _new_class("Later", (SimpleDType,), {"abstract": False})
+    Sub = new_class("Later", (SimpleDType,), {"abstract": False})
     before = Sub.__dict__.get(member)
     with refused(AttributeError):
         setattr(Sub, member, _method)
@@ -393,7 +385,7 @@ def test_assigning_an_owned_member_on_a_user_class_is_attribute_error(member):
 
 @pytest.mark.parametrize("member", OWNED)
 def test_deleting_an_owned_member_on_a_user_class_is_attribute_error(member):
-    Sub = _new_class("LaterDel", (SimpleDType,), {"abstract": False})
+    Sub = new_class("LaterDel", (SimpleDType,), {"abstract": False})
     with refused(AttributeError):
         delattr(Sub, member)
 
@@ -423,7 +415,7 @@ def test_type_setattr_bypass_on_model_class_is_refused():
 
 
 def test_type_setattr_bypass_on_user_class_is_refused():
-    Sub = _new_class("Bypass", (SimpleDType,), {"abstract": False})
+    Sub = new_class("Bypass", (SimpleDType,), {"abstract": False})
     with refused((AttributeError, TypeError)):
         type.__setattr__(Sub, "name", _method)
     assert "name" not in vars(Sub)
@@ -431,8 +423,8 @@ def test_type_setattr_bypass_on_user_class_is_refused():
 
 @pytest.mark.parametrize("attr", ["__bases__", "__class__"])
 def test_user_class_bases_and_class_cannot_be_reassigned(attr):
-    Sub = _new_class("Rebase", (SimpleDType,), {"abstract": False})
-    Other = _new_class("Other", (DTypeCategory,), {"abstract": False})
+    Sub = new_class("Rebase", (SimpleDType,), {"abstract": False})
+    Other = new_class("Other", (DTypeCategory,), {"abstract": False})
     before = getattr(Sub, attr)
     with refused(AttributeError):
         setattr(Sub, attr, (Other,) if attr == "__bases__" else type)

@@ -7,24 +7,16 @@ import contextlib
 import inspect
 import io
 import pydoc
-import types
 
 import pytest
 
 import stride_weave.dtypes as public
-from support import registry_unchanged, unique_name, refused
+from support import new_class, refused, registry_unchanged, unique_name
 from stride_weave import _dtypes
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
 
 
 MODEL_CLASSES = [DType, DTypeCategory, SimpleDType, CompoundDType]
-
-
-def _new_class(name, bases, kwds=None, body=None):
-    def exec_body(ns):
-        ns["__module__"] = __name__
-        ns.update(body or {})
-    return types.new_class(name, bases, kwds or {}, exec_body)
 
 
 # --------------------------------------------------------------------------
@@ -34,7 +26,7 @@ def _new_class(name, bases, kwds=None, body=None):
 def test_metaclass_is_dtypemeta():
     for cls in MODEL_CLASSES:
         assert type(cls) is _dtypes.DTypeMeta
-    Sub = _new_class("Sub", (SimpleDType,))
+    Sub = new_class("Sub", (SimpleDType,))
     assert type(Sub) is _dtypes.DTypeMeta
 
 
@@ -79,22 +71,22 @@ KIND_PAIRS = [
 def test_subclass_of_two_kinds_is_type_error(a, b, abstract):
     with registry_unchanged():
         with refused(TypeError):
-            _new_class("TwoKinds", (a, b), {"abstract": abstract})
+            new_class("TwoKinds", (a, b), {"abstract": abstract})
 
 
 def test_subclass_of_two_user_subclasses_of_different_kinds_is_type_error():
-    A = _new_class("A", (SimpleDType,), {"abstract": False})
-    B = _new_class("B", (DTypeCategory,), {"abstract": False})
+    A = new_class("A", (SimpleDType,), {"abstract": False})
+    B = new_class("B", (DTypeCategory,), {"abstract": False})
     with refused(TypeError):
-        _new_class("AB", (A, B), {"abstract": False})
+        new_class("AB", (A, B), {"abstract": False})
     with refused(TypeError):
-        _new_class("AB", (A, B))
+        new_class("AB", (A, B))
 
 
 def test_subclass_of_two_user_subclasses_of_same_kind_is_allowed():
-    A = _new_class("A", (SimpleDType,))
-    B = _new_class("B", (SimpleDType,))
-    AB = _new_class("AB", (A, B), {"abstract": False})
+    A = new_class("A", (SimpleDType,))
+    B = new_class("B", (SimpleDType,))
+    AB = new_class("AB", (A, B), {"abstract": False})
     d = AB(unique_name("SameKind"), bits=8, supertype=DType.Floating)
     assert isinstance(d, A) and isinstance(d, B)
     assert d.is_simple()
@@ -107,7 +99,7 @@ def test_plain_mixin_without_owned_members_is_allowed():
         def describe(self):
             return f"<{self.name}>"
 
-    Cls = _new_class("WithMixin", (Mixin, SimpleDType), {"abstract": False})
+    Cls = new_class("WithMixin", (Mixin, SimpleDType), {"abstract": False})
     d = Cls(unique_name("Mixin"), bits=8, supertype=DType.Floating)
     assert d.describe() == f"<{d.name}>"
 
@@ -120,7 +112,7 @@ def test_mixin_that_brings_an_instance_dict_is_refused():
             return "x"
 
     with refused(TypeError, match=r"gives instances a __dict__.*__slots__ = \(\)"):
-        _new_class("WithDictMixin", (DictMixin, SimpleDType), {"abstract": False})
+        new_class("WithDictMixin", (DictMixin, SimpleDType), {"abstract": False})
 
 
 # --------------------------------------------------------------------------
@@ -169,7 +161,7 @@ def test_unconsumed_keyword_is_still_type_error_naming_it():
             super().__init_subclass__(**kwargs)
 
     with refused(TypeError, match="colour"):
-        _new_class("Child", (Base,), {"tag": 1, "colour": "red"})
+        new_class("Child", (Base,), {"tag": 1, "colour": "red"})
 
 
 def test_init_subclass_exception_aborts_class_creation():
@@ -179,7 +171,7 @@ def test_init_subclass_exception_aborts_class_creation():
             raise RuntimeError("refused")
 
     with refused(RuntimeError, match="refused"):
-        _new_class("Child", (Base,), {"abstract": False})
+        new_class("Child", (Base,), {"abstract": False})
 
 
 # --------------------------------------------------------------------------

@@ -7,8 +7,6 @@ import copy
 import json
 import os
 import pickle
-import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -782,10 +780,8 @@ _DEEP_CHILD = textwrap.dedent(r"""
 
 
 def test_deeply_nested_payloads_raise_cleanly():
-    proc = subprocess.run([sys.executable, "-c", _DEEP_CHILD],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, (
-        f"child died with {proc.returncode}: {proc.stderr[-3000:]}")
+    proc = run_python(["-c", _DEEP_CHILD], timeout=300)
+    assert_exited(proc)
     out = json.loads(proc.stdout)
     wrong = {}
     for key, outcome in out.items():

@@ -11,13 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from support import registry_unchanged, unique_name, refused
+from support import refused, registry_unchanged, unique_name
 from stride_weave.dtypes import DType, DTypeCategory, SimpleDType
-
-
-def _assert_unregistered(name):
-    with refused(LookupError):
-        DType.from_name(name)
 
 
 def _make_simple(name):

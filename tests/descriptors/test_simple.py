@@ -12,13 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from support import registry_unchanged, unique_name, refused
+from support import assert_unregistered, refused, registry_unchanged, unique_name
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
-
-
-def _assert_unregistered(name):
-    with refused(LookupError):
-        DType.from_name(name)
 
 
 class _ConcreteSimple(SimpleDType, abstract=False):
@@ -166,7 +161,7 @@ def test_int_subclass_zero_bits_rejected():
     with registry_unchanged():
         with refused(ValueError, match="bits"):
             SimpleDType(name, bits=MyInt(0), supertype=DType.Floating)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -191,7 +186,7 @@ def test_reject_an_invalid_width(bits):
     with registry_unchanged():
         with refused(ValueError, match="bits") as info:
             SimpleDType(name, bits=bits, supertype=DType.Floating)
-    _assert_unregistered(name)
+    assert_unregistered(name)
     msg = str(info.value)
     assert type(bits).__name__ in msg or repr(bits) in msg, msg
 
@@ -202,7 +197,7 @@ def test_reject_an_invalid_width_in_a_subclass(bits):
     with registry_unchanged():
         with refused(ValueError, match="bits"):
             _ConcreteSimple(name, bits=bits, supertype=DType.Floating)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 def test_invalid_width_rejection_leaves_name_free():
@@ -245,7 +240,7 @@ def test_supertype_must_be_a_category(make):
     with registry_unchanged():
         with refused(TypeError, match="supertype"):
             SimpleDType(name, bits=8, supertype=bad)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 def test_supertype_may_not_be_a_compound_dtype():
@@ -257,7 +252,7 @@ def test_supertype_may_not_be_a_compound_dtype():
     with registry_unchanged():
         with refused(TypeError, match="supertype"):
             SimpleDType(name, bits=8, supertype=comp)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -290,7 +285,7 @@ def test_call_signature_errors_are_type_errors(call):
     with registry_unchanged():
         with refused(TypeError):
             call(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 @pytest.mark.parametrize("keyword", ["signed", "opaque_storage"])
@@ -323,4 +318,4 @@ def test_property_any_invalid_width_registers_nothing(bits):
     with registry_unchanged():
         with refused(ValueError):
             SimpleDType(name, bits=bits, supertype=DType.Integer)
-    _assert_unregistered(name)
+    assert_unregistered(name)

@@ -11,7 +11,6 @@ import fractions
 import itertools
 import math
 import struct
-import subprocess
 import sys
 import textwrap
 
@@ -19,7 +18,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from support import registry_unchanged, unique_name, refused
+from support import (
+    assert_exited, refused, registry_unchanged, run_python, unique_name, walk_leaves,
+)
 from support.defs import register_every_kind
 from stride_weave.dtypes import (
     DType, DTypeCategory, SimpleDType, Whole, WholeExtent,
@@ -100,14 +101,6 @@ def exact_eq(a, b):
     if a is Whole or b is Whole:
         return a is b
     return a == b
-
-
-def walk_leaves(node):
-    if type(node) is tuple:
-        for item in node:
-            yield from walk_leaves(item)
-    else:
-        yield node
 
 
 def assert_canonical_shape(structure):
@@ -442,9 +435,8 @@ def test_deeply_nested_extension_does_not_crash():
         else:
             print("recorded")
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = run_python(["-c", code])
+    assert_exited(proc)
     assert proc.stdout.strip() in ("raised", "recorded")
 
 

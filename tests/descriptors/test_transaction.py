@@ -8,18 +8,12 @@ re-initialising a finished descriptor is an AttributeError.
 """
 import pytest
 
-from support import registry_unchanged, unique_name, refused
+from support import assert_unregistered, refused, registry_unchanged, unique_name
 from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType
 
 
 class Boom(Exception):
     """Raised by user code inside __init__."""
-
-
-def _assert_unregistered(*names):
-    for name in names:
-        with refused(LookupError):
-            DType.from_name(name)
 
 
 # --------------------------------------------------------------------------
@@ -98,7 +92,7 @@ def test_setting_an_owned_name_in_init_is_attribute_error(owned, when):
     with registry_unchanged():
         with refused(AttributeError):
             Spoof(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -132,7 +126,7 @@ def test_exception_in_user_init_registers_nothing(kind, when):
     with registry_unchanged():
         with refused(Boom, match=when):
             Failing(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
     ok = Fine(name, **kwargs)
     assert DType.from_name(name) is ok
 
@@ -165,7 +159,7 @@ def test_base_exception_in_init_registers_nothing():
     with registry_unchanged():
         with refused(KeyboardInterrupt):
             Interrupted(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 def test_caught_validation_error_inside_init_still_fails():
@@ -182,7 +176,7 @@ def test_caught_validation_error_inside_init_still_fails():
     with registry_unchanged():
         with refused((TypeError, ValueError)):
             Swallow(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -231,7 +225,7 @@ def test_structure_extension_not_called_on_failed_validation():
     # Validation happens in the base __init__ (step 3), before finalization
     # records the structure (step 4).
     assert calls == []
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 def test_structure_extension_exception_registers_nothing():
@@ -246,7 +240,7 @@ def test_structure_extension_exception_registers_nothing():
     with registry_unchanged():
         with refused(Boom, match="extension"):
             Raising(name, bits=8, supertype=DType.Floating)
-    _assert_unregistered(name)
+    assert_unregistered(name)
     assert Fine(name, bits=8, supertype=DType.Floating).name == name
 
 
@@ -314,7 +308,7 @@ def test_init_that_never_calls_super_init_is_type_error(base):
         with refused(TypeError):
             Lazy(name)
     assert seen == [name]
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 def test_init_calling_super_init_twice_is_type_error():
@@ -327,7 +321,7 @@ def test_init_calling_super_init_twice_is_type_error():
     with registry_unchanged():
         with refused(TypeError):
             Twice(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 def test_model_init_runs_once_even_after_it_failed():
@@ -345,7 +339,7 @@ def test_model_init_runs_once_even_after_it_failed():
     name = unique_name("Retry")
     with refused(TypeError, match="already called"):
         Retry(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 def test_init_calling_wrong_kind_init_is_type_error():
@@ -357,7 +351,7 @@ def test_init_calling_wrong_kind_init_is_type_error():
     with registry_unchanged():
         with refused(TypeError):
             Confused(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -383,7 +377,7 @@ def test_new_cannot_publish_a_usable_descriptor(route):
                 SimpleDType.__init__(obj, name, bits=8, supertype=DType.Floating)
             with pytest.raises(ValueError):
                 obj.name
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -417,7 +411,7 @@ def _leak_category(failure):
             Leaky(name)
     assert len(leaked) == 1
     if failure != "duplicate":
-        _assert_unregistered(name)
+        assert_unregistered(name)
     return leaked[0], name
 
 
@@ -499,7 +493,7 @@ def test_leaked_self_cannot_be_used_as_supertype(failure, user):
                 DTypeCategory(name, supertype=leaked)
             else:
                 Comp(name, supertype=leaked, simple_types=[DType.Float32])
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 def test_leaked_self_is_not_copied_into_identity():
@@ -535,7 +529,7 @@ def test_unfinished_self_as_supertype_is_value_error(user, when):
     with registry_unchanged():
         with refused(ValueError):
             Parent(name)
-    _assert_unregistered(name, child)
+    assert_unregistered(name, child)
 
 
 def test_unfinished_self_rejection_can_be_caught_and_retried_later():
@@ -554,7 +548,7 @@ def test_unfinished_self_rejection_can_be_caught_and_retried_later():
 
     parent = Parent(unique_name("LaterParent"))
     assert len(errors) == 1
-    _assert_unregistered(child)
+    assert_unregistered(child)
     c = SimpleDType(child, bits=8, supertype=parent)
     assert c.supertype is parent
 
@@ -568,7 +562,7 @@ def test_self_as_own_supertype_is_value_error():
     with registry_unchanged():
         with refused(ValueError):
             Ouroboros(name)
-    _assert_unregistered(name)
+    assert_unregistered(name)
 
 
 # --------------------------------------------------------------------------
@@ -583,7 +577,7 @@ def test_reinit_builtin_simple_is_attribute_error():
             DType.Float32.__init__(name, bits=8, supertype=DType.Integer)
         with refused(AttributeError):
             SimpleDType.__init__(DType.Float32, name, bits=8, supertype=DType.Integer)
-    _assert_unregistered(name)
+    assert_unregistered(name)
     assert DType.Float32.name == "Float32"
     assert DType.Float32.bits == 32
     assert DType.Float32.supertype is DType.Floating
@@ -595,7 +589,7 @@ def test_reinit_builtin_category_is_attribute_error():
     with registry_unchanged():
         with refused(AttributeError):
             DTypeCategory.__init__(DType.Floating, name, supertype=None)
-    _assert_unregistered(name)
+    assert_unregistered(name)
     assert DType.Floating.name == "Floating"
     assert DType.Floating.supertype is DType.Any
 
@@ -617,4 +611,4 @@ def test_reinit_user_subclass_is_attribute_error():
         with refused(AttributeError):
             d.__init__(name, label="b")
     assert d.label == "a"
-    _assert_unregistered(name)
+    assert_unregistered(name)

@@ -16,12 +16,12 @@ against every other 3.13+ interpreter (scripts/check-freethreaded).
 The longer multi-threaded stress is tests/test_stress.py.
 """
 import os
-import subprocess
-import sys
 import sysconfig
 import textwrap
 
 import pytest
+
+from support import assert_exited, run_python
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
@@ -35,13 +35,9 @@ pytestmark = pytest.mark.skipif(
 def _run(code):
     env = dict(os.environ)
     env.pop("PYTHON_GIL", None)   # the module's own declaration decides
-    proc = subprocess.run(
-        [sys.executable, "-W", "error::RuntimeWarning", "-c", textwrap.dedent(code)],
-        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stderr == "", proc.stderr
+    proc = run_python(["-W", "error::RuntimeWarning", "-c", textwrap.dedent(code)],
+                      env=env, timeout=300)
+    assert_exited(proc, quiet=True)
     return proc.stdout
 
 

@@ -26,7 +26,6 @@ import itertools
 import json
 import os
 import pickle
-import subprocess
 import sys
 import threading
 import tracemalloc

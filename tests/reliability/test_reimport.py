@@ -6,11 +6,11 @@ keeps references, removes the modules from sys.modules, imports again and
 reports one named boolean per check as JSON.
 """
 import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+from support import assert_exited, run_python
 
 _CHILD = textwrap.dedent(r"""
     import importlib, json, pickle, sys
@@ -130,12 +130,9 @@ _cache = {}
 def _run(drop, rounds=3):
     key = (drop, rounds)
     if key not in _cache:
-        proc = subprocess.run([sys.executable, "-c", _CHILD, drop, str(rounds)],
-                              capture_output=True, text=True, timeout=120)
-        _cache[key] = proc
+        _cache[key] = run_python(["-c", _CHILD, drop, rounds])
     proc = _cache[key]
-    assert proc.returncode == 0, (
-        f"child exited {proc.returncode}: {proc.stderr[-3000:]}")
+    assert_exited(proc)
     return json.loads(proc.stdout)
 
 

@@ -16,13 +16,12 @@ longer run: ``SW_STRESS_ROUNDS=1000 python -m pytest tests/test_stress.py``.
 """
 import json
 import os
-import subprocess
-import sys
 import sysconfig
 
 import pytest
 
 import _stress
+from support import assert_exited, run_python
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 ROUNDS = int(os.environ.get("SW_STRESS_ROUNDS", _stress.DEFAULT_ROUNDS))
@@ -33,15 +32,10 @@ def run_scenario(name):
     env = dict(os.environ)
     env.pop("PYTHON_GIL", None)      # the modules' own declarations decide
     env.pop("PYTHONWARNINGS", None)
-    proc = subprocess.run(
-        [sys.executable, "-W", "error::RuntimeWarning", _stress.__file__,
-         "--scenario", name, "--rounds", str(ROUNDS), "--threads", str(THREADS)],
-        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-        timeout=600 + 10 * ROUNDS,
-    )
-    assert proc.returncode == 0, (
-        f"{name}: exit {proc.returncode}\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
-    assert proc.stderr == "", proc.stderr
+    proc = run_python(["-W", "error::RuntimeWarning", _stress.__file__,
+                       "--scenario", name, "--rounds", ROUNDS, "--threads", THREADS],
+                      env=env, timeout=600 + 10 * ROUNDS)
+    assert_exited(proc, quiet=True, what=name)
     report = json.loads(proc.stdout.splitlines()[-1])
     assert report["threads"] == THREADS and report["rounds"] == ROUNDS
     assert report["checks"] == ROUNDS    # the invariants ran after every round

@@ -2,10 +2,10 @@
 numeric records (checked against numpy/ml_dtypes) and mappings; importing or
 reloading it is harmless; it adds no DType attributes."""
 import importlib
-import subprocess
-import sys
 
 import pytest
+
+from support import assert_exited, run_python
 
 import stride_weave.formats as formats
 from stride_weave import interop, numerics
@@ -103,9 +103,8 @@ def test_a_conflicting_definition_of_a_pack_name_is_refused():
             "    import stride_weave.formats\n"
             "except ValueError as exc:\n"
             "    print(exc)\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
+    result = run_python(["-c", code])
+    assert_exited(result)
     assert "the name 'Float16' is already registered as SimpleDType('Float16'), not as " \
            "this pack's 16-bit Floating format" in result.stdout
 

@@ -4,7 +4,6 @@ equivalent" error; real buffers are exchanged where the libraries allow it;
 extension mappings are validated; the module imports no foreign library."""
 import ctypes
 import struct
-import subprocess
 import sys
 import threading
 
@@ -13,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import stride_weave.formats as formats
-from support import unique_name
+from support import assert_exited, run_python, unique_name
 from stride_weave import interop
 from stride_weave.dtypes import DType, SimpleDType, Whole
 from stride_weave.interop import DLDataTypeCode as C
@@ -495,16 +494,14 @@ def test_interop_numerics_and_formats_pass_mypy_strict(tmp_path):
     env["MYPY_CACHE_DIR"] = str(tmp_path / ".mypy_cache")
     for args in (["-p", "stride_weave.interop", "-p", "stride_weave.numerics",
                   "-p", "stride_weave.formats"], [str(use)]):
-        result = subprocess.run([sys.executable, "-m", "mypy", "--strict", *args],
-                                cwd=tmp_path, env=env, capture_output=True, text=True,
-                                timeout=600)
-        assert result.returncode == 0, result.stdout + result.stderr
+        result = run_python(["-m", "mypy", "--strict", *args], cwd=tmp_path, env=env,
+                            timeout=600)
+        assert_exited(result, what="mypy --strict")
 
 
 def _run_child(code):
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=120)
-    assert result.returncode == 0, result.stderr
+    result = run_python(["-c", code])
+    assert_exited(result)
     return result.stdout
 
 

@@ -5,13 +5,11 @@ str; repr(d) stays the most-derived class name with the name.  A name that
 is not registered is a LookupError that suggests close registered names.
 """
 import ast
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from support import refused, unique_name
+from support import assert_exited, refused, run_python, unique_name
 from stride_weave.dtypes import (
     BlockScaledDType,
     CompoundDType,
@@ -199,9 +197,8 @@ def test_suggestions_on_a_large_registry_are_bounded():
         print(repr(miss(f"big{skipped:05d}")))
         print(repr(miss(f"big{latest:05d}")))
     ''')
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    proc = run_python(["-c", code])
+    assert_exited(proc)
     head, middle, tail = (ast.literal_eval(line) for line in proc.stdout.splitlines())
     builtins = len(BUILTINS)
     assert head.endswith(f"did you mean 'Big{256 - builtins - 1:05d}'?"), head

@@ -7,11 +7,13 @@ import time: worker processes and the fuzz harness import `support.defs`
 without pytest.
 
 * registry helpers (here): `unique_name`, `registry_unchanged`, `refused`,
-  `assert_unregistered`, and `new_class`, a class builder;
+  `assert_unregistered`; `new_class`, a class builder; `walk_leaves`, the
+  leaves of a structure;
 * `support.child`: running code in a fresh interpreter (`run_python`,
   `run_child`, `child_report`, `child_env`, `assert_exited`);
 * `support.defs`: definitions shared by the tests and the processes they
-  start (`BUILTIN_NAMES`, `TagRule`, `PlanePair`, `BLOCK_SCALED_BUILTINS`);
+  start (`BUILTIN_NAMES`, `BLOCK_SCALED_BUILTINS`, `TagRule`, `PlanePair`,
+  and `register_every_kind`, one registered descriptor of every kind);
 * `support.capi`: building and loading the C API consumers.
 
 Registered names live for the whole process (there is no unregistration), so
@@ -75,6 +77,15 @@ def assert_unregistered(*names):
     for name in names:
         with refused(LookupError):
             DType.from_name(name)
+
+
+def walk_leaves(node):
+    """The leaves of a nested tuple (a structure), depth first."""
+    if type(node) is tuple:
+        for item in node:
+            yield from walk_leaves(item)
+    else:
+        yield node
 
 
 def new_class(name, bases, kwds=None, body=None, *, module=None):

@@ -45,12 +45,13 @@ def child_env(*dirs, drop=DROPPED):
 
 def run_python(args, *, env=None, cwd=None, input=None, timeout=CHILD_TIMEOUT):
     """Run ``sys.executable`` with ``args``; return the CompletedProcess
-    with text stdout and stderr.  The child's standard input is ``input``,
-    or nothing at all."""
+    with stdout and stderr decoded as UTF-8 (what Python children write).
+    The child's standard input is ``input``, or nothing at all; ``env``
+    None inherits this process's environment."""
     return subprocess.run(
         [sys.executable, *map(str, args)], env=env, cwd=cwd, input=input,
         stdin=subprocess.DEVNULL if input is None else None,
-        capture_output=True, text=True, timeout=timeout,
+        capture_output=True, encoding="utf-8", timeout=timeout,
     )
 
 

@@ -19,6 +19,17 @@ BUILTIN_NAMES = (
     "MXINT8", "NVFP4",
 )
 
+#: The built-in block-scaled formats: name -> (element, ((scale, block), ...)).
+BLOCK_SCALED_BUILTINS = {
+    "MXFP8_E4M3": ("E4M3", (("E8M0", 32),)),
+    "MXFP8_E5M2": ("E5M2", (("E8M0", 32),)),
+    "MXFP6_E3M2": ("E3M2", (("E8M0", 32),)),
+    "MXFP6_E2M3": ("E2M3", (("E8M0", 32),)),
+    "MXFP4": ("E2M1", (("E8M0", 32),)),
+    "MXINT8": ("Int8", (("E8M0", 32),)),
+    "NVFP4": ("E2M1", (("E4M3", 16), ("Float32", Whole))),
+}
+
 
 class TagRule(RepresentationRule):
     """A declarative rule whose one parameter is part of its structure."""

@@ -38,7 +38,7 @@ import pytest
 import stride_weave
 from support import assert_exited, run_python, unique_name
 from support import capi as _capi
-from support.defs import BUILTIN_NAMES, PlanePair, TagRule
+from support.defs import BLOCK_SCALED_BUILTINS, BUILTIN_NAMES, PlanePair, TagRule
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
     BlockScaledDType,
@@ -60,15 +60,10 @@ DOCS = ROOT / "docs" / "c-api.md"
 
 KIND_NONE, KIND_CATEGORY, KIND_SIMPLE, KIND_COMPOUND, KIND_BLOCK_SCALED = range(5)
 
-BLOCK_SCALED_BUILTINS = {
-    # name: (element, ((scale, block), ...)) with block 0 for Whole
-    "MXFP8_E4M3": ("E4M3", (("E8M0", 32),)),
-    "MXFP8_E5M2": ("E5M2", (("E8M0", 32),)),
-    "MXFP6_E3M2": ("E3M2", (("E8M0", 32),)),
-    "MXFP6_E2M3": ("E2M3", (("E8M0", 32),)),
-    "MXFP4": ("E2M1", (("E8M0", 32),)),
-    "MXINT8": ("Int8", (("E8M0", 32),)),
-    "NVFP4": ("E2M1", (("E4M3", 16), ("Float32", 0))),
+# name: (element, ((scale, block), ...)) with the C API's block 0 for Whole
+CAPI_BLOCK_SCALED = {
+    name: (element, tuple((scale, 0 if block is Whole else block) for scale, block in levels))
+    for name, (element, levels) in BLOCK_SCALED_BUILTINS.items()
 }
 
 
@@ -357,7 +352,7 @@ def test_table_has_every_builtin(probe):
     table = probe.table_objects()
     for name in BUILTIN_NAMES:
         assert table[name] is getattr(DType, name), name
-    assert set(BLOCK_SCALED_BUILTINS) <= set(BUILTIN_NAMES)
+    assert set(CAPI_BLOCK_SCALED) <= set(BUILTIN_NAMES)
     assert None not in table.values()
 
 
@@ -384,7 +379,7 @@ def test_kind_of_registered_descriptors(probe, d):
 def test_kind_of_each_builtin(probe):
     assert [probe.kind(BUILTINS[n]) for n in ("Any", "Floating", "Integer")] == [1] * 3
     assert probe.kind(DType.Float32) == probe.kind(DType.Bool) == KIND_SIMPLE
-    for name in BLOCK_SCALED_BUILTINS:
+    for name in CAPI_BLOCK_SCALED:
         assert probe.kind(BUILTINS[name]) == KIND_BLOCK_SCALED
     assert probe.kind(EXT_PAIR) == KIND_COMPOUND
 
@@ -578,10 +573,10 @@ def test_plane_index_out_of_range_is_index_error(probe, d, index):
 
 # ---- Element, NumLevels, LevelScale, LevelBlock ------------------------------------------
 
-@pytest.mark.parametrize("name", sorted(BLOCK_SCALED_BUILTINS))
+@pytest.mark.parametrize("name", sorted(CAPI_BLOCK_SCALED))
 def test_block_scaled_builtins(probe, name):
     d = BUILTINS[name]
-    element, levels = BLOCK_SCALED_BUILTINS[name]
+    element, levels = CAPI_BLOCK_SCALED[name]
     assert probe.element(d) is BUILTINS[element]
     assert probe.num_levels(d) == len(levels)
     got = tuple((probe.level_scale(d, i), probe.level_block(d, i))

@@ -125,16 +125,9 @@ def test_graph_prints_a_width_beyond_the_int_digit_limit():
 
 
 def run_module(*args):
-    env = dict(os.environ, PYTHONIOENCODING="utf-8")
-    return subprocess.run(
-        [sys.executable, "-m", "stride_weave.dtypes", *args],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    """Run `python -m stride_weave.dtypes *args` in a fresh interpreter."""
+    return run_python(["-m", "stride_weave.dtypes", *args],
+                      env=dict(os.environ, PYTHONIOENCODING="utf-8"))
 
 
 def test_module_prints_every_builtin_under_its_category():
@@ -696,15 +689,8 @@ def test_mappings_is_for_the_tree_view_only(other):
 
 def run_package(*args, cwd=None):
     """Run `python -m stride_weave *args` in a fresh interpreter."""
-    return subprocess.run(
-        [sys.executable, "-m", "stride_weave", *args],
-        capture_output=True,
-        encoding="utf-8",
-        env=dict(os.environ, PYTHONIOENCODING="utf-8"),
-        stdin=subprocess.DEVNULL,
-        cwd=cwd,
-        timeout=120,
-    )
+    return run_python(["-m", "stride_weave", *args],
+                      env=dict(os.environ, PYTHONIOENCODING="utf-8"), cwd=cwd)
 
 
 _USER_MODULE = '''

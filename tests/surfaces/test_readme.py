@@ -2,8 +2,8 @@
 import os
 import pathlib
 import re
-import subprocess
-import sys
+
+from support import assert_exited, run_python
 
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 
@@ -22,14 +22,8 @@ def test_tour_runs_and_prints_what_it_claims():
         if line.startswith("print(") and "#" in line
     ]
     # A fresh interpreter: the tour registers fixed names.
-    proc = subprocess.run(
-        [sys.executable, "-c", tour],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
+    proc = run_python(["-c", tour])
+    assert_exited(proc)
     assert proc.stdout.splitlines() == expected
 
 
@@ -44,15 +38,8 @@ def test_quick_start_commands():
 def test_tree_excerpt_matches_the_real_output():
     excerpt = re.findall(r"```text\n(.*?)```", _readme(), re.S)[0]
     shown = [line for line in excerpt.splitlines() if line != "..."]
-    proc = subprocess.run(
-        [sys.executable, "-m", "stride_weave"],
-        capture_output=True,
-        encoding="utf-8",
-        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
+    proc = run_python(["-m", "stride_weave"], env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert_exited(proc)
     out = proc.stdout.splitlines()
     start = out.index(shown[0])
     assert out[start:start + len(shown)] == shown

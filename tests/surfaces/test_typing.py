@@ -10,10 +10,10 @@ interpreter's site-packages, which needs the shipped ``py.typed``.
 import importlib.util
 import os
 import pathlib
-import subprocess
-import sys
 
 import pytest
+
+from support import run_python
 
 import stride_weave
 
@@ -34,15 +34,7 @@ def _run(args, tmp_path, timeout=600):
     env = dict(os.environ)
     env["MYPY_CACHE_DIR"] = str(tmp_path / ".mypy_cache")
     env.pop("MYPYPATH", None)
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_python(args, cwd=tmp_path, env=env, timeout=timeout)
 
 
 def test_stubs_and_marker_are_installed():
