@@ -20,6 +20,7 @@ import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 from support import unique_name  # noqa: E402
+from support.child import FRESH_TEST_ENV, run_test_in_fresh_interpreter  # noqa: E402
 
 # Hypothesis profiles, chosen with HYPOTHESIS_PROFILE (unset: hypothesis's
 # own defaults, which CI uses). Tests that set max_examples themselves keep
@@ -30,6 +31,18 @@ settings.register_profile("long", max_examples=2000, deadline=None)
 settings.register_profile("valgrind", max_examples=5, deadline=None)
 if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A test marked ``fresh_interpreter`` looks at the whole registry, which
+    in a shared process holds whatever earlier tests registered: it runs, on
+    its own, in a new interpreter (where this hook lets it run normally)."""
+    if (pyfuncitem.get_closest_marker("fresh_interpreter") is None
+            or os.environ.get(FRESH_TEST_ENV) == pyfuncitem.nodeid):
+        return None
+    run_test_in_fresh_interpreter(pyfuncitem.nodeid, pyfuncitem.config.rootpath)
+    return True
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ too.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -63,6 +64,32 @@ def assert_exited(proc, *, quiet=False, what="child"):
         f"\n--- stdout:\n{proc.stdout[-4000:]}")
     if quiet:
         assert proc.stderr == "", f"{what} wrote to stderr:\n{proc.stderr[-8000:]}"
+
+
+#: Set, in the interpreter `run_test_in_fresh_interpreter` starts, to the id
+#: of the test it runs.
+FRESH_TEST_ENV = "SW_TEST_IN_FRESH_INTERPRETER"
+
+
+def run_test_in_fresh_interpreter(nodeid, rootdir, timeout=300):
+    """Run the one test ``nodeid`` with pytest in a new interpreter (this
+    one's warning options and development mode included), from ``rootdir``;
+    fail with its report unless it passed, skip if it skipped."""
+    import pytest
+
+    flags = [f"-W{option}" for option in sys.warnoptions]
+    if sys.flags.dev_mode:
+        flags += ["-X", "dev"]
+    env = child_env(drop=())
+    env[FRESH_TEST_ENV] = nodeid
+    proc = run_python([*flags, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                       "-p", "no:xdist", nodeid], env=env, cwd=rootdir, timeout=timeout)
+    summary = proc.stdout.strip().splitlines()[-1:] or [""]
+    if proc.returncode == 0 and re.search(r"\b1 skipped\b", summary[0]):
+        reasons = [line for line in proc.stdout.splitlines() if line.startswith("SKIPPED")]
+        pytest.skip(f"in a fresh interpreter: {reasons[-1] if reasons else summary[0]}")
+    assert_exited(proc, what=f"{nodeid} in a fresh interpreter")
+    assert re.search(r"\b1 passed\b", summary[0]), proc.stdout[-4000:]
 
 
 def run_child(code, *args, flags=(), timeout=CHILD_TIMEOUT, path=()):
