@@ -1,5 +1,5 @@
 """An extension module that workers can import but have not imported, for
-tests/test_across_processes.py.
+tests/reliability/test_unpickle_import.py and test_dask.py.
 
 Importing it registers, under fixed names (the same in every process), a
 plain SimpleDType, a subclass instance, and a block-scaled format built on

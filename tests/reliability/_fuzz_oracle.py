@@ -1,4 +1,4 @@
-"""The oracle the fuzz tests (tests/test_fuzz.py) and the atheris harness
+"""The oracle the fuzz tests (tests/reliability/test_fuzz.py) and the atheris harness
 (fuzz/fuzz_reconstruct.py) share: hostile objects that record and refuse
 any call of their dunder methods while armed, the exact structure
 comparison of docs/pickling.md, what _reconstruct must return or raise for a

@@ -1,5 +1,5 @@
 """Hostile operations shared by the hypothesis state machine
-(tests/test_fuzz.py) and the atheris harness (fuzz/fuzz_reconstruct.py).
+(tests/reliability/test_fuzz.py) and the atheris harness (fuzz/fuzz_reconstruct.py).
 
 Each operation tries one attack a user's Python code can make and checks
 its own outcome: the attack is refused with the documented exception and

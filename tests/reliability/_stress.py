@@ -1,10 +1,10 @@
 """Multi-threaded stress of the registry, in rounds, with invariants checked
 after every round.
 
-Run as a script (tests/test_stress.py runs it in a child process, and
+Run as a script (tests/reliability/test_stress.py runs it in a child process, and
 scripts/tsan runs it under ThreadSanitizer)::
 
-    python tests/_stress.py [--rounds N] [--threads N] [--scenario NAME ...]
+    python tests/reliability/_stress.py [--rounds N] [--threads N] [--scenario NAME ...]
 
 Every round releases ``--threads`` threads (default 16) together through a
 ``threading.Barrier``; the scenarios are:

@@ -1,4 +1,4 @@
-"""Extension descriptors registered at import, for tests/test_workers.py.
+"""Extension descriptors registered at import, for tests/reliability/test_workers.py.
 
 Importing this module registers one extension of every kind under fixed
 names (the same in every process), so a worker that imports it (spawn and

@@ -13,7 +13,7 @@ through the registry. On a GIL build they skip: there is nothing to observe.
 CI runs them on a free-threaded CPython it builds
 (scripts/build-freethreaded-python), and compiles the free-threaded code path
 against every other 3.13+ interpreter (scripts/check-freethreaded).
-The longer multi-threaded stress is tests/test_stress.py.
+The longer multi-threaded stress is tests/reliability/test_stress.py.
 """
 import os
 import sysconfig

@@ -27,7 +27,7 @@ exactly (the outcome *and* its exception class), not just "did not crash":
   keeps a model of the registry and checks it after every step.
 
 The oracle (hostile objects, the exact comparison, the expected outcome of a
-payload, the extension-value encoding) lives in tests/_fuzz_oracle.py, which
+payload, the extension-value encoding) lives in tests/reliability/_fuzz_oracle.py, which
 fuzz/fuzz_reconstruct.py shares.
 
 The number of examples scales with the loaded hypothesis profile (see

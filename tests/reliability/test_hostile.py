@@ -5,7 +5,7 @@ descriptor (or rule) reports only its recorded truth: its kind, width,
 hierarchy, structure, identity and pickle.  Each scenario below either ends
 in a clear exception with the registry unchanged, or leaves the descriptor
 reporting what it recorded.  Scenarios where a regression could crash the
-interpreter run in a child process (tests/_child.py), so a crash fails the
+interpreter run in a child process (tests/support/child.py), so a crash fails the
 test instead of killing the run.
 
 Routes covered:

@@ -638,7 +638,7 @@ def test_failed_names_stay_free():
 
 # --------------------------------------------------------------------------
 # The C API (docs/c-api.md), called through the probe consumer that
-# tests/test_capi.py builds
+# tests/surfaces/test_capi.py builds
 # --------------------------------------------------------------------------
 
 def op_c_api(probe):
@@ -691,7 +691,7 @@ def op_c_api(probe):
 
 def test_no_leak_through_the_c_api():
     """Every C API entry point, on success and on every failure path; the
-    probe is compiled by tests/_capi.py (skipped only without a C compiler)."""
+    probe is compiled by tests/support/capi.py (skipped only without a C compiler)."""
     from support import capi as _capi
 
     probe = _capi.load("probe")

@@ -1,7 +1,7 @@
 """Stress: 16 threads per round race through the registry, on every
 interpreter (free-threaded ones with the GIL off).
 
-Each scenario of tests/_stress.py runs in a child interpreter (a crash
+Each scenario of tests/reliability/_stress.py runs in a child interpreter (a crash
 fails one test, not the run, and the threads never run in the pytest
 process), started with ``-W error::RuntimeWarning`` so that anything that
 would turn the GIL back on on a free-threaded build is an error. The child
@@ -12,7 +12,7 @@ the scenario promises: one winner per contested name, every loser a
 ``ValueError``, every distinct registration registered.
 
 ``SW_STRESS_ROUNDS`` (default 25) sets the rounds per scenario, for a
-longer run: ``SW_STRESS_ROUNDS=1000 python -m pytest tests/test_stress.py``.
+longer run: ``SW_STRESS_ROUNDS=1000 python -m pytest tests/reliability/test_stress.py``.
 """
 import json
 import os

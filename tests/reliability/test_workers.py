@@ -4,7 +4,7 @@ docs/design.md ("Pickling"); docs/guarantees.md
 ("Processes").
 
 Built-in descriptors and extensions registered at import of
-``tests/_worker_defs.py`` (which every worker imports) go to workers of a
+``tests/reliability/_worker_defs.py`` (which every worker imports) go to workers of a
 ``multiprocessing`` Pool and of a ``concurrent.futures.ProcessPoolExecutor``,
 with the spawn, forkserver and fork start methods, and come back; on both
 sides each one must be the receiving process's registered identity.

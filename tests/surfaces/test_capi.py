@@ -8,7 +8,7 @@ Requirements checked here:
    entry of the header;
 3. consumers compile against that header with ``-Wall -Wextra -Werror``:
    the documented example (examples/c_api/, built unchanged) and the probe
-   (tests/capi/sw_capi_probe.c, one wrapper per entry point); the header
+   (tests/support/sw_capi_probe.c, one wrapper per entry point); the header
    also compiles as C++ when a C++ compiler is there;
 4. every entry point, with every error path, on built-in and extension
    descriptors of each kind (category, simple, compound, block-scaled);
@@ -18,7 +18,7 @@ Requirements checked here:
 6. one table per interpreter: a re-import exports the same capsule and
    pointers; a subinterpreter gets its own table (3.12+).
 
-The build helpers are in tests/_capi.py; tests that need a C compiler skip,
+The build helpers are in tests/support/capi.py; tests that need a C compiler skip,
 with the reason, only when there is none.  Leak checks of the C API calls
 are in test_leaks.py.
 """
@@ -243,7 +243,7 @@ def test_readme_mentions_get_include():
 # ==========================================================================
 
 def test_example_and_probe_build_with_warnings_as_errors(probe, example):
-    # Both fixtures built with -Wall -Wextra -Werror (tests/_capi.py).
+    # Both fixtures built with -Wall -Wextra -Werror (tests/support/capi.py).
     assert probe.__name__ == "sw_capi_probe" and example.__name__ == "swcheck"
 
 
