@@ -1060,5 +1060,5 @@ class RegistryMachine(RuleBasedStateMachine):
             assert name not in self.objects
 
 
-TestRegistryMachine = RegistryMachine.TestCase
+TestRegistryMachine = pytest.mark.slow(RegistryMachine.TestCase)
 TestRegistryMachine.settings = fuzz_settings(40, stateful_step_count=25)

@@ -602,7 +602,13 @@ def measure_group(group):
     return {"threads": threads, "problems": _measure(op)}
 
 
-@pytest.mark.parametrize("group", sorted(GROUPS))
+# The groups whose measurement takes more than a few seconds.
+SLOW_GROUPS = {"lookups", "pickling", "refused_fresh_names"}
+
+
+@pytest.mark.parametrize("group", [
+    pytest.param(group, marks=pytest.mark.slow) if group in SLOW_GROUPS else group
+    for group in sorted(GROUPS)])
 def test_no_leak(group):
     if group in FRESH_PROCESS_GROUPS:
         problems = _measure_in_fresh_process(group)
@@ -689,6 +695,7 @@ def op_c_api(probe):
     _expect(SystemError, probe.level_block, null, 0)
 
 
+@pytest.mark.slow
 def test_no_leak_through_the_c_api():
     """Every C API entry point, on success and on every failure path; the
     probe is compiled by tests/support/capi.py (skipped only without a C compiler)."""
