@@ -106,19 +106,18 @@ for args in ([], ["--json"], ["--dot"]):
 """
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the graph formats a width with str(int), which raises "
-                   "ValueError beyond the int-to-decimal digit limit (4300 digits)")
-def test_graph_prints_a_width_beyond_the_int_digit_limit():
-    proc = run_python(["-c", _EXTREME_GRAPH, "width"])
-    assert_exited(proc)
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="the graph walks the hierarchy recursively, which raises "
-                   "RecursionError for a chain deeper than the recursion limit")
-def test_graph_prints_a_hierarchy_deeper_than_the_recursion_limit():
-    proc = run_python(["-c", _EXTREME_GRAPH, "deep"])
+@pytest.mark.parametrize("extreme", [
+    pytest.param("width", id="a_width_beyond_the_int_digit_limit", marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError,
+        reason="the graph formats a width with str(int), which raises ValueError "
+        "beyond the int-to-decimal digit limit (4300 digits)")),
+    pytest.param("deep", id="a_hierarchy_deeper_than_the_recursion_limit", marks=pytest.mark.xfail(
+        strict=True, raises=AssertionError,
+        reason="the graph walks the hierarchy recursively, which raises "
+        "RecursionError for a chain deeper than the recursion limit")),
+])
+def test_graph_prints_a_registry_holding(extreme):
+    proc = run_python(["-c", _EXTREME_GRAPH, extreme])
     assert_exited(proc)
 
 
