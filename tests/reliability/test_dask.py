@@ -54,10 +54,17 @@ def client():
         yield c
 
 
-def test_workers_have_not_imported_the_extension(client):
-    # Checked first: the modules below are imported on the workers only by
-    # unpickling.
-    assert set(client.run(_loaded, "_autoimport_ext").values()) == {False}
+@pytest.fixture
+def fresh_client():
+    """A client of a cluster of its own: no other test has sent its workers
+    anything."""
+    with local_cluster_client() as c:
+        yield c
+
+
+def test_workers_have_not_imported_the_extension(fresh_client):
+    # The module is imported on the workers only by unpickling.
+    assert set(fresh_client.run(_loaded, "_autoimport_ext").values()) == {False}
 
 
 def test_builtins_keep_their_identity(client):
@@ -74,9 +81,11 @@ def test_block_scaled_builtins_keep_their_identity(client):
     assert all(b is s for b, s in zip(back, sent, strict=True))
 
 
-def test_an_extension_not_preloaded_is_imported_on_unpickle(client):
+def test_an_extension_not_preloaded_is_imported_on_unpickle(fresh_client):
     import _autoimport_ext as ext
 
+    client = fresh_client
+    assert set(client.run(_loaded, "_autoimport_ext").values()) == {False}
     futures = [client.submit(echo, d, pure=False, workers=[w])
                for w in client.scheduler_info()["workers"]
                for d in (ext.FLOAT16, ext.TAGGED, ext.MXFLOAT16)]

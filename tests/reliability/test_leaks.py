@@ -604,11 +604,22 @@ def measure_group(group):
 
 # The groups whose measurement takes more than a few seconds.
 SLOW_GROUPS = {"lookups", "pickling", "refused_fresh_names"}
+# The groups that look up unknown names thousands of times: the LookupError
+# suggests registered names, so in a shared process their run time grows
+# with whatever earlier tests registered (minutes after the thread tests).
+# They run in a fresh interpreter (the fresh_interpreter marker).
+LOOKUP_GROUPS = {"lookups", "refused_fresh_names"}
 
 
-@pytest.mark.parametrize("group", [
-    pytest.param(group, marks=pytest.mark.slow) if group in SLOW_GROUPS else group
-    for group in sorted(GROUPS)])
+def _marks(group):
+    marks = [pytest.mark.slow] if group in SLOW_GROUPS else []
+    if group in LOOKUP_GROUPS:
+        marks.append(pytest.mark.fresh_interpreter)
+    return marks
+
+
+@pytest.mark.parametrize("group", [pytest.param(group, marks=_marks(group))
+                                   for group in sorted(GROUPS)])
 def test_no_leak(group):
     if group in FRESH_PROCESS_GROUPS:
         problems = _measure_in_fresh_process(group)
@@ -696,6 +707,7 @@ def op_c_api(probe):
 
 
 @pytest.mark.slow
+@pytest.mark.fresh_interpreter      # it looks up unknown names (see LOOKUP_GROUPS)
 def test_no_leak_through_the_c_api():
     """Every C API entry point, on success and on every failure path; the
     probe is compiled by tests/support/capi.py (skipped only without a C compiler)."""
