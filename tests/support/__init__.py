@@ -10,7 +10,9 @@ without pytest.
   `assert_unregistered`; `new_class`, a class builder; `walk_leaves`, the
   leaves of a structure;
 * `support.child`: running code in a fresh interpreter (`run_python`,
-  `run_child`, `child_report`, `child_env`, `assert_exited`);
+  `run_child`, `child_report`, `child_env`, `assert_exited`), and one test
+  on its own (`run_test_in_fresh_interpreter`, behind the
+  ``fresh_interpreter`` marker of tests/conftest.py);
 * `support.defs`: definitions shared by the tests and the processes they
   start (`BUILTIN_NAMES`, `BLOCK_SCALED_BUILTINS`, `TagRule`, `PlanePair`,
   and `register_every_kind`, one registered descriptor of every kind);
