@@ -1,7 +1,7 @@
 """A typed tour of stride-weave's descriptor API.
 
 This file is checked by ``python -m mypy --strict examples/typed_usage.py``
-and run by ``python examples/typed_usage.py`` (tests/test_typing.py does
+and run by ``python examples/typed_usage.py`` (tests/surfaces/test_typing.py does
 both). It registers names, and registered names live for the whole process,
 so run it once per process.
 """

@@ -16,7 +16,7 @@ into one of:
      subclass or BlockScaledDType with decoded arguments;
   3. a descriptor subclass whose ``structure_extension()`` returns a
      decoded value;
-  4. hostile code (tests/_hostile_ops.py): a class that shadows a
+  4. hostile code (tests/reliability/_hostile_ops.py): a class that shadows a
      model-owned member by a decoded route, an owned name written into an
      instance dict while building, a class hook that instantiates or
      subclasses the class being created, ``__class__`` assignment on a
@@ -24,7 +24,7 @@ into one of:
      ``gc.get_referents`` hands out from a descriptor and the module.
 
 Every outcome is checked against the oracle the test suite uses
-(tests/_fuzz_oracle.py): _reconstruct returns exactly the identity or raises
+(tests/reliability/_fuzz_oracle.py): _reconstruct returns exactly the identity or raises
 exactly the LookupError/ValueError/TypeError the oracle predicts, never runs
 a hostile dunder and never changes the registry; a constructor succeeds
 (registered, pickles to itself) or fails with TypeError/ValueError (or the
@@ -42,12 +42,14 @@ import sys
 import atheris
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, os.pardir, "tests"))
+# tests/ for the support package, tests/reliability/ for the fuzz helpers
+TESTS = os.path.join(HERE, os.pardir, "tests")
+sys.path[:0] = [TESTS, os.path.join(TESTS, "reliability")]
 
 with atheris.instrument_imports():
     import _fuzz_oracle as oracle
     import _hostile_ops as hostile
-    from _defs import PlanePair, TagRule
+    from support.defs import PlanePair, TagRule
     from stride_weave import _dtypes
     from stride_weave.dtypes import (
         BlockScaledDType,
@@ -63,7 +65,7 @@ with atheris.instrument_imports():
 # What the fuzzer works on
 # --------------------------------------------------------------------------
 
-# The rule and compound classes the tests share (tests/_defs.py).
+# The rule and compound classes the tests share (tests/support/defs.py).
 Rule, Pair = TagRule, PlanePair
 
 
@@ -229,7 +231,7 @@ def check_reconstruct(fdp, through_pickle):
 def _plain(s):
     """Only str/int/None in tuples no longer than 1000 and at most 200 deep:
     what pickle.dumps itself can write (deeper payloads are covered by the
-    direct calls, and by a crafted-opcode test in tests/test_fuzz.py)."""
+    direct calls, and by a crafted-opcode test in tests/reliability/test_fuzz.py)."""
     stack = [(s, 0)]
     while stack:
         node, depth = stack.pop()
@@ -303,7 +305,7 @@ def check_extension(fdp):
 
     try:
         # A top-level tuple subclass is read without its methods (as
-        # tests/test_fuzz.py expects); nested values must be exact.
+        # tests/reliability/test_fuzz.py expects); nested values must be exact.
         encoded = (oracle.encode_leaf(tuple.__new__(tuple, ext))
                    if isinstance(ext, tuple) else None)
     except RecursionError:
@@ -313,7 +315,7 @@ def check_extension(fdp):
         with oracle.armed():
             d = Ext(n, bits=8, supertype=DType.Floating)
     except RecursionError:
-        # Allowed for a pathologically deep value (tests/test_structure.py,
+        # Allowed for a pathologically deep value (tests/descriptors/test_structure.py,
         # test_deeply_nested_extension_does_not_crash): raise, never crash.
         assert encoded is DEEP, f"RecursionError for {ext!r}"
         assert DType.registered() == before
@@ -333,7 +335,7 @@ def check_extension(fdp):
 
 
 def check_hostile(fdp):
-    """One attack from tests/_hostile_ops.py; each checks its own outcome,
+    """One attack from tests/reliability/_hostile_ops.py; each checks its own outcome,
     and afterwards every descriptor still reports what it recorded."""
     targets = DType.registered()
     recorded = {d: d.structure() for d in targets}

@@ -1,19 +1,30 @@
-"""Shared helpers for the stride-weave test suite.
+"""Suite-wide configuration of the stride-weave tests.
 
-Registered names live for the whole process (there is no unregistration), so
-every test that registers something takes a fresh name from `unique_name`.
+The tests are laid out by what they prove: descriptors/ (the descriptor
+model), representations/ (string forms, numerics, formats, interop),
+reliability/ (hostile code, fuzzing, leaks, threads, processes) and
+surfaces/ (C API, command line, documentation, typing).  The helpers they
+share are the ``support`` package next to this file; this file puts tests/
+on ``sys.path`` so that every test module imports it the same way, however
+the suite is started (``python -m pytest`` from the project root, or a path
+to one file).
 """
-import contextlib
-import itertools
 import os
 import sys
 
-import pytest
-from hypothesis import settings
+TESTS_ROOT = os.path.dirname(os.path.abspath(__file__))
+if TESTS_ROOT not in sys.path:
+    sys.path.insert(0, TESTS_ROOT)
+
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+from support import unique_name  # noqa: E402
+from support.child import FRESH_TEST_ENV, run_test_in_fresh_interpreter  # noqa: E402
 
 # Hypothesis profiles, chosen with HYPOTHESIS_PROFILE (unset: hypothesis's
 # own defaults, which CI uses). Tests that set max_examples themselves keep
-# it; tests/test_fuzz.py scales its counts by the loaded profile.
+# it; tests/reliability/test_fuzz.py scales its counts by the loaded profile.
 #   long      20x the examples: a longer local fuzzing session
 #   valgrind  a handful of examples (scripts/valgrind runs 20-50x slower)
 settings.register_profile("long", max_examples=2000, deadline=None)
@@ -21,34 +32,17 @@ settings.register_profile("valgrind", max_examples=5, deadline=None)
 if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
-_counter = itertools.count()
 
-
-def unique_name(prefix="T"):
-    """Return a name no other test in this process has used."""
-    return f"{prefix}_{os.getpid()}_{next(_counter)}"
-
-
-@contextlib.contextmanager
-def registry_unchanged():
-    """Assert that the block leaves the registry exactly as it was."""
-    from stride_weave.dtypes import DType
-
-    before = DType.registered()
-    yield
-    after = DType.registered()
-    assert after == before, (
-        f"registry changed: {len(before)} -> {len(after)} entries; "
-        f"added {[d.name for d in after[len(before):]]}"
-    )
-
-
-@contextlib.contextmanager
-def refused(exc, match=None):
-    """``pytest.raises`` that also asserts the registry is left unchanged."""
-    with registry_unchanged():
-        with pytest.raises(exc, match=match) as info:
-            yield info
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A test marked ``fresh_interpreter`` looks at the whole registry, which
+    in a shared process holds whatever earlier tests registered: it runs, on
+    its own, in a new interpreter (where this hook lets it run normally)."""
+    if (pyfuncitem.get_closest_marker("fresh_interpreter") is None
+            or os.environ.get(FRESH_TEST_ENV) == pyfuncitem.nodeid):
+        return None
+    run_test_in_fresh_interpreter(pyfuncitem.nodeid, pyfuncitem.config.rootpath)
+    return True
 
 
 @pytest.fixture

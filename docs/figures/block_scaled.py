@@ -5,7 +5,7 @@
 
 The figure is drawn from the registered descriptors (``DType.MXFP4`` and
 ``DType.NVFP4``): their element, their levels and their bits per element, so
-it shows what the library defines. tests/test_docs.py checks that the
+it shows what the library defines. tests/surfaces/test_docs.py checks that the
 committed SVG is what this script draws.
 
 Each panel shows a tensor of 64 elements. A cell's width is

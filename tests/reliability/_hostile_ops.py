@@ -1,0 +1,184 @@
+"""Hostile operations shared by the hypothesis state machine
+(tests/reliability/test_fuzz.py) and the atheris harness (fuzz/fuzz_reconstruct.py).
+
+Each operation tries one attack a user's Python code can make and checks
+its own outcome: the attack is refused with the documented exception and
+the registry is left as it was, or it has no effect on what any registered
+descriptor reports.  A wrong outcome raises AssertionError (a finding); a
+crash of the interpreter is a finding too.
+"""
+import gc
+
+from stride_weave import _dtypes
+from stride_weave.dtypes import (
+    BlockScaledDType,
+    DType,
+    DTypeCategory,
+    Level,
+    RepresentationRule,
+    SimpleDType,
+    SymbolicBits,
+    Whole,
+)
+
+#: Model-owned member names a subclass tries to take.
+OWNED = ("name", "bits", "supertype", "structure", "is_simple",
+         "is_subtype_of", "simple_types", "bits_per_element",
+         "is_opaque_storage", "__eq__", "__hash__", "__reduce_ex__",
+         "__getattribute__", "__class__")
+
+#: Ways of defining a class that would shadow an owned member.
+CLASS_ROUTES = ("namespace", "str-subclass-key", "slots", "str-subclass-slot",
+                "dict-slot", "dict-mixin", "non-str-key", "mixin-member")
+
+#: Ways of writing an owned name into an instance dict while building.
+DICT_ROUTES = ("vars", "__dict__ assignment", "gc.get_referents",
+               "str-subclass-key")
+
+
+class _S(str):
+    """A str subclass whose hash and equality lie."""
+
+    def __hash__(self):
+        return hash("zzz")
+
+    def __eq__(self, other):
+        return True
+
+
+def _refused(exc, call, registry_before=None):
+    before = DType.registered() if registry_before is None else registry_before
+    try:
+        call()
+    except exc:
+        pass
+    else:
+        raise AssertionError(f"{call} was not refused with {exc.__name__}")
+    assert DType.registered() == before, "a refused attack changed the registry"
+
+
+def hostile_class(route, owned):
+    """Define a descriptor class that shadows `owned` by `route`: a
+    TypeError, no class, the registry unchanged."""
+    meta = type(SimpleDType)
+
+    def define():
+        if route == "namespace":
+            meta("Hostile", (SimpleDType,), {owned: None})
+        elif route == "str-subclass-key":
+            meta("Hostile", (SimpleDType,), {str.__new__(_S, owned): None})
+        elif route == "slots":
+            meta("Hostile", (SimpleDType,), {"__slots__": (owned,)})
+        elif route == "str-subclass-slot":
+            meta("Hostile", (SimpleDType,), {"__slots__": (str.__new__(_S, owned),)})
+        elif route == "dict-slot":
+            meta("Hostile", (SimpleDType,), {"__slots__": ("__dict__",)})
+        elif route == "dict-mixin":
+            meta("Hostile", (type("DictMixin", (), {}), SimpleDType), {})
+        elif route == "non-str-key":
+            meta("Hostile", (SimpleDType,), {len(owned): None})
+        else:
+            mixin = type("Mixin", (), {"__slots__": (), owned: None})
+            meta("Hostile", (mixin, SimpleDType), {})
+
+    _refused(TypeError, define)
+
+
+def shadowing_instance_dict(route, owned, name):
+    """A descriptor whose __init__ writes `owned` into its instance dict by
+    `route`: a TypeError and `name` stays free."""
+    key = str.__new__(_S, owned) if route == "str-subclass-key" else owned
+
+    class Writer(SimpleDType, abstract=False):
+        def __init__(self, n):
+            super().__init__(n, bits=8, supertype=DType.Floating)
+            self.tag = 1
+            if route in ("vars", "str-subclass-key"):
+                vars(self)[key] = lambda *a: "lie"
+            elif route == "__dict__ assignment":
+                self.__dict__ = {key: lambda *a: "lie"}
+            else:
+                [o for o in gc.get_referents(self) if isinstance(o, dict)][0][key] = 1
+
+    _refused(TypeError, lambda: Writer(name))
+    try:
+        DType.from_name(name)
+    except LookupError:
+        pass
+    else:
+        raise AssertionError(f"{name!r} was registered by a refused construction")
+
+
+def hook_uses_its_class(action):
+    """A base whose __init_subclass__ instantiates or subclasses the class
+    being created: refused inside the hook; the class then works."""
+    seen = []
+
+    class Base(SimpleDType):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            cls.tag = cls.__name__
+            try:
+                if action == "instantiate":
+                    cls("HookMade", bits=8, supertype=DType.Floating)
+                elif action == "subclass":
+                    type(cls)("Sub", (cls,), {}, abstract=False)
+                else:
+                    type(cls)("Sub", (cls, DTypeCategory), {}, abstract=False)
+            except TypeError as e:
+                seen.append(str(e))
+
+    before = DType.registered()
+    Leaf = type(Base)("Leaf", (Base,), {}, abstract=False)
+    assert len(seen) == 1 and "still being created" in seen[0], seen
+    assert Leaf.tag == "Leaf"
+    assert DType.registered() == before
+    return Leaf
+
+
+def assign_class(obj):
+    """Try every way of changing obj.__class__: refused, type unchanged."""
+    before = type(obj)
+    others = (SimpleDType, BlockScaledDType, DTypeCategory, RepresentationRule)
+    for other in others:
+        for attempt in (lambda: setattr(obj, "__class__", other),
+                        lambda: object.__setattr__(obj, "__class__", other),
+                        lambda: object.__delattr__(obj, "__class__")):
+            try:
+                attempt()
+            except (AttributeError, TypeError):
+                pass
+            else:
+                raise AssertionError(f"__class__ of {obj!r} was changed")
+            assert type(obj) is before and obj.__class__ is before
+
+
+def _graph_object(obj):
+    """What the walk descends into: the module, model objects and the
+    immutable containers they are built of (never a user function, whose
+    globals are the user's own)."""
+    return (obj is _dtypes
+            or isinstance(obj, (DType, RepresentationRule, Level, SymbolicBits,
+                                tuple, frozenset))
+            or obj is Whole)
+
+
+def poke_referents(*roots):
+    """Clear every mutable container that gc.get_referents hands out from
+    `roots` and from the model objects those refer to (two levels):
+    clearing a table the graph relies on would be the attack.  The module's
+    own namespace and classes are left alone (CPython exposes those for
+    every module and type)."""
+    skip = id(vars(_dtypes))
+    level = list(roots)
+    for _ in range(2):
+        found = []
+        for obj in level:
+            for ref in gc.get_referents(obj):
+                if id(ref) == skip or isinstance(ref, type):
+                    continue
+                if isinstance(ref, (dict, list, set, bytearray)):
+                    ref.clear()
+                elif _graph_object(ref):
+                    found.append(ref)
+        level = found

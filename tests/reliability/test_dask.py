@@ -1,0 +1,190 @@
+"""Descriptors through a real dask.distributed cluster (docs/processes.md).
+
+One module-scoped LocalCluster: two worker processes on 127.0.0.1 (ports
+chosen by the system, dashboards included), one thread each; every wait is bounded
+and the cluster is always closed.  The workers can import ``_autoimport_ext``
+(tests/ is on their sys.path) but nothing imports it for them: descriptors
+of that module reach them through the module hint of their pickle.
+"""
+import contextlib
+import pickle
+import sys
+import textwrap
+
+import pytest
+
+from stride_weave.dtypes import DType
+
+distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
+
+TIMEOUT = 60
+
+
+def _loaded(module):
+    return module in sys.modules
+
+
+def echo(obj):
+    return obj
+
+
+def names_of(mapping):
+    return sorted((k.name, v.name) for k, v in mapping.items())
+
+
+@contextlib.contextmanager
+def local_cluster_client():
+    """A client of a new two-process LocalCluster, closed on exit."""
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True,
+        host="127.0.0.1", dashboard_address=":0", worker_dashboard_address=":0",
+    )
+    try:
+        with distributed.Client(cluster, timeout=TIMEOUT) as c:
+            c.wait_for_workers(2, timeout=TIMEOUT)
+            yield c
+    finally:
+        cluster.close(timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster_client() as c:
+        yield c
+
+
+@pytest.fixture
+def fresh_client():
+    """A client of a cluster of its own: no other test has sent its workers
+    anything."""
+    with local_cluster_client() as c:
+        yield c
+
+
+def test_workers_have_not_imported_the_extension(fresh_client):
+    # The module is imported on the workers only by unpickling.
+    assert set(fresh_client.run(_loaded, "_autoimport_ext").values()) == {False}
+
+
+def test_builtins_keep_their_identity(client):
+    sent = [DType.Float32, DType.Any, DType.E4M3, DType.Bool]
+    back = client.submit(echo, sent, pure=False).result(timeout=TIMEOUT)
+    assert all(b is s for b, s in zip(back, sent, strict=True))
+
+
+def test_block_scaled_builtins_keep_their_identity(client):
+    sent = [d for d in DType.registered() if type(d).__name__ == "BlockScaledDType"
+            and d.name in ("MXFP4", "MXFP8_E4M3", "NVFP4")]
+    assert sent
+    back = client.gather(client.map(echo, sent, pure=False), errors="raise")
+    assert all(b is s for b, s in zip(back, sent, strict=True))
+
+
+def test_an_extension_not_preloaded_is_imported_on_unpickle(fresh_client):
+    import _autoimport_ext as ext
+
+    client = fresh_client
+    assert set(client.run(_loaded, "_autoimport_ext").values()) == {False}
+    futures = [client.submit(echo, d, pure=False, workers=[w])
+               for w in client.scheduler_info()["workers"]
+               for d in (ext.FLOAT16, ext.TAGGED, ext.MXFLOAT16)]
+    back = client.gather(futures, errors="raise", asynchronous=False)
+    assert back == [ext.FLOAT16, ext.TAGGED, ext.MXFLOAT16] * 2
+    assert all(b is d for b, d in zip(back, [ext.FLOAT16, ext.TAGGED, ext.MXFLOAT16] * 2,
+                                      strict=True))
+    assert set(client.run(_loaded, "_autoimport_ext").values()) == {True}
+
+
+def test_a_task_function_of_the_extension_module(client):
+    import _autoimport_ext as ext
+
+    assert client.submit(ext.describe, ext.TAGGED, pure=False).result(
+        timeout=TIMEOUT) == ("AI_Tagged", 8)
+
+
+def test_descriptor_keyed_dicts(client):
+    import _autoimport_ext as ext
+
+    mapping = {DType.Float32: ext.MXFLOAT16, ext.TAGGED: DType.MXFP4}
+    back = client.submit(echo, mapping, pure=False).result(timeout=TIMEOUT)
+    assert back == mapping
+    assert all(k is o for k, o in zip(back, mapping, strict=True))
+    assert client.submit(names_of, mapping, pure=False).result(timeout=TIMEOUT) == \
+        names_of(mapping)
+
+
+def test_scatter_and_delayed(client):
+    import _autoimport_ext as ext
+
+    [scattered] = client.scatter([ext.MXFLOAT16], broadcast=True)
+    assert client.submit(echo, scattered, pure=False).result(timeout=TIMEOUT) \
+        is ext.MXFLOAT16
+    task = dask.delayed(names_of)({ext.TAGGED: DType.E2M1})
+    assert client.compute(task).result(timeout=TIMEOUT) == [("AI_Tagged", "E2M1")]
+    assert dask.delayed(echo)(DType.NVFP4).compute(scheduler=client) is DType.NVFP4
+
+
+def test_a_pickle_sent_as_bytes_fails_as_the_task(client):
+    import _autoimport_ext as ext
+
+    data = pickle.dumps(ext.TAGGED)
+    mismatched = data.replace(b"t1", b"t2")
+    future = client.submit(pickle.loads, mismatched, pure=False)
+    with pytest.raises(ValueError, match="the pickled structure differs"):
+        future.result(timeout=TIMEOUT)
+    assert client.submit(echo, DType.Int8, pure=False).result(timeout=TIMEOUT) \
+        is DType.Int8
+
+
+def _client_only_module(tmp_path, monkeypatch):
+    """A module that registers an extension, importable here only: call it
+    after the cluster's workers started (they copy sys.path when they
+    start)."""
+    from support import unique_name
+
+    modname = unique_name("sw_client_only").lower()
+    name = unique_name("ClientOnly")
+    (tmp_path / f"{modname}.py").write_text(textwrap.dedent(f"""
+        from stride_weave.dtypes import DType, SimpleDType
+        ONLY_HERE = SimpleDType({name!r}, bits=16, supertype=DType.Floating)
+
+        def plain_function(x):
+            return x
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, modname, raising=False)
+    return __import__(modname)
+
+
+def test_an_unimportable_extension_sent_as_bytes_fails_as_the_task(
+        client, tmp_path, monkeypatch):
+    client_only_module = _client_only_module(tmp_path, monkeypatch)
+    modname = client_only_module.__name__
+    future = client.submit(pickle.loads, pickle.dumps(client_only_module.ONLY_HERE),
+                           pure=False)
+    with pytest.raises(LookupError, match=rf"its module '{modname}' was not imported: "
+                                          rf"no top-level module '{modname}' is "
+                                          r"importable in this process"):
+        future.result(timeout=TIMEOUT)
+    assert client.submit(echo, DType.Float64, pure=False).result(timeout=TIMEOUT) \
+        is DType.Float64
+    assert len(client.scheduler_info()["workers"]) == 2
+
+
+def test_a_payload_no_worker_can_load_is_a_client_error_not_a_hang(
+        tmp_path, monkeypatch):
+    """dask.distributed loads a task's arguments in the worker's
+    communication layer: a payload it cannot load ends that worker, whatever
+    the object (a function of a module the worker cannot import does the
+    same).  The client gets KilledWorker (no retries here), never a hang.
+    A cluster of its own: this one loses its workers."""
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            local_cluster_client() as c:
+        client_only_module = _client_only_module(tmp_path, monkeypatch)
+        future = c.submit(echo, client_only_module.ONLY_HERE, pure=False)
+        with pytest.raises(distributed.KilledWorker):
+            future.result(timeout=TIMEOUT)
+        future = c.submit(client_only_module.plain_function, 1, pure=False)
+        with pytest.raises(distributed.KilledWorker):
+            future.result(timeout=TIMEOUT)

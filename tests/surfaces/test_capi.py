@@ -1,0 +1,1150 @@
+"""The C API for extension authors (docs/c-api.md).
+
+Requirements checked here:
+
+1. the public header ships with the package and ``stride_weave.get_include()``
+   returns its directory (the installed package's, in CI);
+2. docs/c-api.md shows the complete consumer example verbatim, and every
+   entry of the header;
+3. consumers compile against that header with ``-Wall -Wextra -Werror``:
+   the documented example (examples/c_api/, built unchanged) and the probe
+   (tests/support/sw_capi_probe.c, one wrapper per entry point); the header
+   also compiles as C++ when a C++ compiler is there;
+4. every entry point, with every error path, on built-in and extension
+   descriptors of each kind (category, simple, compound, block-scaled);
+5. the import call: 0 with the interpreter's table, ImportError when the
+   build is older than the header or has no usable capsule, while a newer
+   build (a longer table) is accepted;
+6. one table per interpreter: a re-import exports the same capsule and
+   pointers; a subinterpreter gets its own table (3.12+).
+
+The build helpers are in tests/support/capi.py; tests that need a C compiler skip,
+with the reason, only when there is none.  Leak checks of the C API calls
+are in test_leaks.py.
+"""
+import ctypes
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+
+import pytest
+
+import stride_weave
+from support import assert_exited, run_python, unique_name
+from support import capi as _capi
+from support.defs import BLOCK_SCALED_BUILTINS, BUILTIN_NAMES, PlanePair, TagRule
+from stride_weave import _dtypes
+from stride_weave.dtypes import (
+    BlockScaledDType,
+    CompoundDType,
+    DType,
+    DTypeCategory,
+    Level,
+    LevelExtent,
+    RepresentationRule,
+    SimpleDType,
+    SymbolicBits,
+    Whole,
+    WholeExtent,
+)
+
+ROOT = _capi.ROOT
+HEADER = ROOT / "include" / "stride_weave" / "dtypes.h"
+DOCS = ROOT / "docs" / "c-api.md"
+
+KIND_NONE, KIND_CATEGORY, KIND_SIMPLE, KIND_COMPOUND, KIND_BLOCK_SCALED = range(5)
+
+# name: (element, ((scale, block), ...)) with the C API's block 0 for Whole
+CAPI_BLOCK_SCALED = {
+    name: (element, tuple((scale, 0 if block is Whole else block) for scale, block in levels))
+    for name, (element, levels) in BLOCK_SCALED_BUILTINS.items()
+}
+
+
+@pytest.fixture(scope="module")
+def probe():
+    return _capi.load("probe")
+
+
+@pytest.fixture(scope="module")
+def example():
+    return _capi.load("example")
+
+
+# --------------------------------------------------------------------------
+# extensions of every kind, and descriptors that are not registered
+# --------------------------------------------------------------------------
+
+class CapiBlockScaled(BlockScaledDType, abstract=False):
+    """Its own structure_extension(), so its structure is this module's."""
+
+    def structure_extension(self):
+        return ("test_capi", self.name)
+
+
+class _Recorder(SimpleDType, abstract=False):
+    """Runs a callback on itself between the model's __init__ and
+    registration: a descriptor object that is not registered yet."""
+
+    callback = None
+
+    def __init__(self, name, **kwargs):
+        super().__init__(name, **kwargs)
+        type(self).callback(self)
+
+
+_rejected = []
+
+
+class _Rejected(SimpleDType, abstract=False):
+    def __init__(self, name, **kwargs):
+        _rejected.append(self)
+        super().__init__(name, **kwargs)
+        raise RuntimeError("rejected on purpose")
+
+
+try:
+    _Rejected(unique_name("CapiRejected"), bits=8, supertype=DType.Floating)
+except RuntimeError:
+    pass
+REJECTED = _rejected[0]
+
+EXT_CAT = DTypeCategory(unique_name("CapiCat"), supertype=DType.Floating)
+EXT_SUBCAT = DTypeCategory(unique_name("CapiSubCat"), supertype=EXT_CAT)
+EXT_ROOT = DTypeCategory(unique_name("CapiRoot"))
+EXT_SIMPLE = SimpleDType(unique_name("CapiSimple"), bits=16, supertype=EXT_SUBCAT)
+EXT_HUGE = SimpleDType(unique_name("CapiHuge"), bits=2 ** 70, supertype=EXT_CAT)
+EXT_PAIR = PlanePair(unique_name("CapiPair"), planes=[EXT_SIMPLE, DType.Float32],
+                     rules=[TagRule("capi")], supertype=EXT_CAT)
+EXT_BS = CapiBlockScaled(unique_name("CapiBS"), element=EXT_SIMPLE,
+                         levels=[Level(DType.E4M3, 64), Level(DType.E8M0, 4),
+                                 Level(DType.Float32, Whole)])
+EXT_BS_HUGE = CapiBlockScaled(unique_name("CapiBSHuge"), element=DType.E2M1,
+                              levels=[Level(DType.E8M0, 2 ** 70)])
+EXT_UNICODE = SimpleDType(unique_name("Flöat_ä_€"), bits=8, supertype=EXT_ROOT)
+
+BUILTINS = {name: getattr(DType, name) for name in BUILTIN_NAMES}
+EXTENSIONS = [EXT_CAT, EXT_SUBCAT, EXT_ROOT, EXT_SIMPLE, EXT_HUGE, EXT_PAIR,
+              EXT_BS, EXT_BS_HUGE, EXT_UNICODE]
+EVERY = list(BUILTINS.values()) + EXTENSIONS
+
+NOT_DESCRIPTORS = [None, 0, 1.5, "Float32", b"Float32", object(), DType,
+                   SimpleDType, BlockScaledDType, type(DType), Whole,
+                   Level(DType.E8M0, 32), TagRule("x"), DType.Float32.structure()]
+
+
+def expected_kind(d):
+    if isinstance(d, BlockScaledDType):
+        return KIND_BLOCK_SCALED
+    if d.is_category():
+        return KIND_CATEGORY
+    if d.is_simple():
+        return KIND_SIMPLE
+    assert d.is_compound()
+    return KIND_COMPOUND
+
+
+def ids(values):
+    """Test IDs: the names, without the process ID that unique_name puts in
+    them, so that every pytest-xdist worker collects the same IDs."""
+    pid = f"_{os.getpid()}_"
+    names = [getattr(v, "name", None) for v in values]
+    return [name.replace(pid, "_") if isinstance(name, str) else type(v).__name__
+            for name, v in zip(names, values)]
+
+
+# ==========================================================================
+# 1. the header ships; get_include()
+# ==========================================================================
+
+def test_get_include_returns_the_header_directory():
+    include = pathlib.Path(stride_weave.get_include())
+    assert include.is_absolute()
+    assert (include / "stride_weave" / "dtypes.h").is_file()
+
+
+def test_get_include_is_the_installed_package_unless_run_from_a_checkout():
+    include = pathlib.Path(stride_weave.get_include()).resolve()
+    package = pathlib.Path(stride_weave.__file__).resolve().parent
+    if package.parent.name == "src" and (package.parent.parent / "include").is_dir():
+        # imported from a source checkout (PYTHONPATH=src, editable install)
+        assert include == (package.parent.parent / "include").resolve()
+    else:
+        # an installed package: the header is inside it (shipped in the wheel)
+        assert include == package / "include"
+
+
+def test_shipped_header_is_the_repository_header():
+    shipped = pathlib.Path(stride_weave.get_include()) / "stride_weave" / "dtypes.h"
+    assert shipped.read_bytes() == HEADER.read_bytes()
+
+
+def test_get_include_is_public_and_documented():
+    assert "get_include" in stride_weave.__all__
+    assert "dtypes.h" in stride_weave.get_include.__doc__
+
+
+def test_capsule_is_a_module_attribute():
+    capsule = _dtypes._C_API
+    assert type(capsule).__name__ == "PyCapsule"
+    assert '"stride_weave._dtypes._C_API"' in repr(capsule)
+
+
+# ==========================================================================
+# 2. the docs show the example verbatim and every entry of the header
+# ==========================================================================
+
+def _struct_fields():
+    text = HEADER.read_text(encoding="utf-8")
+    body = text[text.index("typedef struct SW_DTypes_CAPI {"):text.index("} SW_DTypes_CAPI;")]
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    fields = re.findall(r"\(\*(\w+)\)\(", body)                   # function pointers
+    fields += re.findall(r"^\s*[\w ]+?\*?\s*(\w+);", body, flags=re.M)
+    return sorted(set(fields))
+
+
+def test_header_struct_parses():
+    fields = _struct_fields()
+    for name in ("api_version", "struct_size", "Kind", "FromName", "Bits",
+                 "Float32", "NVFP4", "LevelBlock", "SimpleDTypeType"):
+        assert name in fields
+
+
+def test_docs_contain_the_example_verbatim():
+    docs = DOCS.read_text(encoding="utf-8")
+    for path in (_capi.EXAMPLE_C, _capi.EXAMPLE_SETUP):
+        assert path.read_text(encoding="utf-8") in docs, (
+            f"docs/c-api.md must contain {path.relative_to(ROOT)} verbatim "
+            "(copy the file into the page)")
+
+
+def test_docs_name_every_entry_of_the_header():
+    docs = DOCS.read_text(encoding="utf-8")
+    header = HEADER.read_text(encoding="utf-8")
+    names = set(_struct_fields())
+    names |= set(re.findall(r"#define (SW_\w+)", header))
+    names |= {"SW_DTypes_Import", "SW_DTypes_ImportInto", "SW_DTypesAPI"}
+    missing = sorted(n for n in names if not re.search(r"\b%s\b" % n, docs))
+    assert missing == [], f"docs/c-api.md does not mention {missing}"
+
+
+def test_readme_mentions_get_include():
+    assert "get_include()" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+# ==========================================================================
+# 3. consumers compile cleanly against the installed header
+# ==========================================================================
+
+def test_example_and_probe_build_with_warnings_as_errors(probe, example):
+    # Both fixtures built with -Wall -Wextra -Werror (tests/support/capi.py).
+    assert probe.__name__ == "sw_capi_probe" and example.__name__ == "swcheck"
+
+
+_MOD_GIL_SLOT = re.compile(
+    r"#ifdef Py_GIL_DISABLED\n(?:\s*/\*.*?\*/\n)?"
+    r"\s*\{Py_mod_gil, Py_MOD_GIL_NOT_USED\},\n#endif", re.S)
+
+
+@pytest.mark.parametrize("path", [_capi.EXAMPLE_C, *sorted(_capi.SUPPORT.glob("*.c"))],
+                         ids=lambda p: p.name)
+def test_every_consumer_source_declares_py_mod_gil(path):
+    """Every extension the tests build (and the documented example) declares
+    Py_mod_gil under Py_GIL_DISABLED: on a free-threaded build, one that does
+    not turns the GIL back on for the whole process."""
+    source = path.read_text(encoding="utf-8")
+    slots = source[source.index("PyModuleDef_Slot"):]
+    assert _MOD_GIL_SLOT.search(slots), (
+        f"{path.name}: no {{Py_mod_gil, Py_MOD_GIL_NOT_USED}} slot under #ifdef Py_GIL_DISABLED")
+
+
+@pytest.mark.parametrize("which", sorted(_capi.MODULE_NAMES))
+def test_importing_a_consumer_leaves_the_gil_as_it_was(which):
+    """Imported in a child with -W error::RuntimeWarning: no warning, and on a
+    free-threaded build the GIL is still disabled afterwards."""
+    rc, out = _capi.gil_after_import(which)
+    assert rc == 0, out
+    if _capi.FREE_THREADED:
+        expected = "False"
+    else:
+        expected = str(getattr(sys, "_is_gil_enabled", lambda: None)())
+    assert out.splitlines()[-1] == expected, out
+
+
+def _cxx():
+    cxx = sysconfig.get_config_var("CXX") or "c++"
+    words = cxx.split()
+    return shutil.which(words[0]) if words else None
+
+
+@pytest.mark.skipif(_cxx() is None, reason="no C++ compiler (the interpreter's CXX)")
+def test_header_compiles_as_cplusplus(tmp_path):
+    source = tmp_path / "consumer.cpp"
+    source.write_text(textwrap.dedent("""\
+        #include <stride_weave/dtypes.h>
+
+        static int is_float32(PyObject *op)
+        {
+            return op == SW_DTypesAPI->Float32 && SW_DType_IsSimple(op)
+                   && SW_DType_Bits(op) == 32;
+        }
+
+        int consumer_init(void)
+        {
+            const SW_DTypes_CAPI *api = NULL;
+            if (SW_DTypes_ImportInto(&api) < 0 || SW_DTypes_Import() < 0) {
+                return -1;
+            }
+            return is_float32(api->Float32) ? 0 : -1;
+        }
+        """))
+    cmd = [_cxx(), "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+           "-I", stride_weave.get_include(),
+           "-I", sysconfig.get_paths()["include"], str(source)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# ==========================================================================
+# the table: version, constants, classes and built-ins
+# ==========================================================================
+
+def test_constants(probe):
+    c = probe.constants()
+    assert (c["KIND_NONE"], c["KIND_CATEGORY"], c["KIND_SIMPLE"],
+            c["KIND_COMPOUND"], c["KIND_BLOCK_SCALED"]) == (0, 1, 2, 3, 4)
+    assert c["BLOCK_WHOLE"] == 0
+    assert c["API_VERSION"] == 2   # version 2 appended the DLPack lookups
+    assert c["MODULE_NAME"] == "stride_weave._dtypes"
+    assert c["CAPSULE_ATTR"] == "_C_API"
+    assert c["CAPSULE_NAME"] == "stride_weave._dtypes._C_API"
+
+
+def test_version_and_size(probe):
+    api_version, struct_size, header_size, header_version = probe.version()
+    assert api_version == header_version == 2
+    assert struct_size == header_size
+
+
+def test_table_has_the_classes(probe):
+    table = probe.table_objects()
+    expected = {
+        "DTypeMetaType": type(DType), "DTypeType": DType,
+        "DTypeCategoryType": DTypeCategory, "SimpleDTypeType": SimpleDType,
+        "CompoundDTypeType": CompoundDType,
+        "BlockScaledDTypeType": BlockScaledDType,
+        "RepresentationRuleType": RepresentationRule,
+        "LevelExtentType": LevelExtent, "LevelType": Level,
+        "WholeExtentType": WholeExtent, "SymbolicBitsType": SymbolicBits,
+        "Whole": Whole,
+    }
+    for key, obj in expected.items():
+        assert table[key] is obj, key
+
+
+def test_table_has_every_builtin(probe):
+    table = probe.table_objects()
+    for name in BUILTIN_NAMES:
+        assert table[name] is getattr(DType, name), name
+    assert set(CAPI_BLOCK_SCALED) <= set(BUILTIN_NAMES)
+    assert None not in table.values()
+
+
+def test_table_is_the_same_through_both_import_calls(probe):
+    in_state, in_static = probe.table_address()
+    assert in_state == in_static == probe.import_again()
+
+
+# ==========================================================================
+# 4. every entry point
+# ==========================================================================
+
+# ---- Kind: never fails ----------------------------------------------------
+
+@pytest.mark.parametrize("d", EVERY, ids=ids(EVERY))
+def test_kind_of_registered_descriptors(probe, d):
+    kind = expected_kind(d)
+    assert probe.kind(d) == kind
+    assert probe.macro_kinds(d) == (
+        kind, True, kind == KIND_CATEGORY, kind == KIND_SIMPLE,
+        kind in (KIND_COMPOUND, KIND_BLOCK_SCALED), kind == KIND_BLOCK_SCALED)
+
+
+def test_kind_of_each_builtin(probe):
+    assert [probe.kind(BUILTINS[n]) for n in ("Any", "Floating", "Integer")] == [1] * 3
+    assert probe.kind(DType.Float32) == probe.kind(DType.Bool) == KIND_SIMPLE
+    for name in CAPI_BLOCK_SCALED:
+        assert probe.kind(BUILTINS[name]) == KIND_BLOCK_SCALED
+    assert probe.kind(EXT_PAIR) == KIND_COMPOUND
+
+
+@pytest.mark.parametrize("obj", NOT_DESCRIPTORS, ids=ids(NOT_DESCRIPTORS))
+def test_kind_of_other_objects_is_none(probe, obj):
+    assert probe.kind(obj) == KIND_NONE
+    assert probe.macro_kinds(obj) == (0, False, False, False, False, False)
+
+
+def test_kind_of_null_is_none(probe):
+    assert probe.kind(probe.NULL) == KIND_NONE
+    assert probe.macro_kinds(probe.NULL)[0] == KIND_NONE
+
+
+def test_kind_of_unregistered_descriptors_is_none(probe):
+    seen = []
+    _Recorder.callback = lambda self: seen.append(probe.kind(self))
+    made = _Recorder(unique_name("CapiRecorded"), bits=8, supertype=DType.Floating)
+    assert seen == [KIND_NONE]                 # under construction
+    assert probe.kind(made) == KIND_SIMPLE     # registered
+    assert probe.kind(REJECTED) == KIND_NONE   # rejected
+
+
+# ---- FromName, FromNameObject ----------------------------------------------
+
+@pytest.mark.parametrize("d", EVERY, ids=ids(EVERY))
+def test_from_name(probe, d):
+    assert probe.from_name_object(d.name) is d
+    assert probe.from_name(d.name.encode()) is d
+
+
+def test_from_name_returns_a_new_reference(probe):
+    # (counts taken outside assert statements, which keep their operands)
+    f32 = DType.Float32
+    before = sys.getrefcount(f32)
+    found = [probe.from_name(b"Float32") for _ in range(100)]
+    during = sys.getrefcount(f32)
+    del found
+    after = sys.getrefcount(f32)
+    assert (during, after) == (before + 100, before)
+
+
+def test_from_name_object_takes_str_subclasses(probe):
+    class Name(str):
+        def __hash__(self):
+            raise AssertionError("user code ran")
+
+        def __eq__(self, other):
+            raise AssertionError("user code ran")
+
+    assert probe.from_name_object(Name("Float32")) is DType.Float32
+
+
+@pytest.mark.parametrize("name", [unique_name("CapiUnknown"), "", "float32", "Float32 "],
+                         ids=["unknown", "empty", "float32", "trailing-space"])
+def test_from_name_unknown_is_lookup_error(probe, name):
+    with pytest.raises(LookupError, match="no descriptor is registered under the name"):
+        probe.from_name(name.encode())
+    with pytest.raises(LookupError, match="no descriptor is registered under the name"):
+        probe.from_name_object(name)
+
+
+def test_from_name_not_utf8_is_unicode_decode_error(probe):
+    with pytest.raises(UnicodeDecodeError):
+        probe.from_name(b"Float\xff32")
+
+
+@pytest.mark.parametrize("name", [b"Float32", 32, None, DType.Float32])
+def test_from_name_object_of_a_non_str_is_type_error(probe, name):
+    with pytest.raises(TypeError, match=r"SW_DType_FromNameObject: name must be "
+                                        r"a str, got %s" % type(name).__name__):
+        probe.from_name_object(name)
+
+
+# ---- Name, NameUTF8 ------------------------------------------------------------
+
+@pytest.mark.parametrize("d", EVERY, ids=ids(EVERY))
+def test_name(probe, d):
+    name = probe.name(d)
+    assert type(name) is str and name is d.name
+
+
+@pytest.mark.parametrize("d", EVERY, ids=ids(EVERY))
+def test_name_utf8(probe, d):
+    utf8, address = probe.name_utf8(d)
+    assert utf8 == d.name.encode("utf-8")
+    assert probe.name_utf8(d)[1] == address   # borrowed from the descriptor
+
+
+def test_name_utf8_without_a_utf8_form_is_unicode_encode_error():
+    # In a child process: a name with a lone surrogate is legal, but it would
+    # stay registered for the rest of this process, where other tests print
+    # every registered name.
+    directory = _capi.build("probe")
+    report = _run_child("""
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        import sw_capi_probe as probe
+        from stride_weave.dtypes import DType, SimpleDType
+        d = SimpleDType("Surrogate\\ud800", bits=8, supertype=DType.Floating)
+        try:
+            probe.name_utf8(d)
+            error = None
+        except UnicodeEncodeError:
+            error = "UnicodeEncodeError"
+        print(json.dumps({
+            "error": error,
+            "name": probe.name(d) is d.name,
+            "lookup": probe.from_name_object(d.name) is d,
+            "kind": probe.kind(d), "bits": probe.bits(d),
+        }))
+    """, str(directory))
+    assert report == {"error": "UnicodeEncodeError", "name": True, "lookup": True,
+                      "kind": KIND_SIMPLE, "bits": 8}
+
+
+# ---- Bits ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("d", [d for d in EVERY if d.is_simple() and d is not EXT_HUGE],
+                         ids=ids([d for d in EVERY if d.is_simple() and d is not EXT_HUGE]))
+def test_bits(probe, d):
+    assert probe.bits(d) == d.bits
+
+
+def test_bits_of_each_builtin(probe):
+    widths = {"Bool": 8, "Int32": 32, "Int8": 8, "Float32": 32, "Float64": 64,
+              "E8M0": 8, "E5M2": 8, "E4M3": 8, "E3M2": 6, "E2M3": 6, "E2M1": 4}
+    assert {n: probe.bits(BUILTINS[n]) for n in widths} == widths
+
+
+def test_bits_too_wide_is_overflow_error(probe):
+    with pytest.raises(OverflowError, match=r"SW_DType_Bits: the width of "
+                       r"SimpleDType\('CapiHuge_.*'\) \(1180591620717411303424\) "
+                       r"does not fit in a Py_ssize_t"):
+        probe.bits(EXT_HUGE)
+
+
+# ---- Supertype, IsSubtype ----------------------------------------------------------
+
+@pytest.mark.parametrize("d", EVERY, ids=ids(EVERY))
+def test_supertype(probe, d):
+    assert probe.supertype(d) is d.supertype
+
+
+def test_supertype_of_a_root_is_none(probe):
+    assert probe.supertype(DType.Any) is None
+    assert probe.supertype(EXT_ROOT) is None
+    assert probe.supertype(EXT_SIMPLE) is EXT_SUBCAT
+    assert probe.supertype(DType.NVFP4) is DType.Any
+
+
+def test_is_subtype_agrees_with_python_for_every_pair(probe):
+    for d in EVERY:
+        for other in EVERY:
+            assert probe.is_subtype(d, other) is d.is_subtype_of(other), (d, other)
+
+
+def test_is_subtype_examples(probe):
+    assert probe.is_subtype(DType.Float32, DType.Floating) is True
+    assert probe.is_subtype(DType.Float32, DType.Any) is True
+    assert probe.is_subtype(DType.Float32, DType.Float32) is True
+    assert probe.is_subtype(DType.Int8, DType.Floating) is False
+    assert probe.is_subtype(DType.Floating, DType.Float32) is False
+    assert probe.is_subtype(EXT_SIMPLE, EXT_CAT) is True
+    assert probe.is_subtype(EXT_SIMPLE, EXT_ROOT) is False
+
+
+# ---- NumPlanes, Plane -----------------------------------------------------------------
+
+COMPOUNDS = [d for d in EVERY if d.is_compound()]
+
+
+@pytest.mark.parametrize("d", COMPOUNDS, ids=ids(COMPOUNDS))
+def test_planes(probe, d):
+    n = probe.num_planes(d)
+    assert n == d.num_carriers == len(d.simple_types)
+    assert tuple(probe.plane(d, i) for i in range(n)) == d.simple_types
+    assert all(probe.plane(d, i) is d.simple_types[i] for i in range(n))
+
+
+@pytest.mark.parametrize("d", [EXT_PAIR, DType.NVFP4, DType.MXFP4], ids=ids([EXT_PAIR, DType.NVFP4, DType.MXFP4]))
+@pytest.mark.parametrize("index", [-1, "n", "n+1", -(2 ** 62), 2 ** 62])
+def test_plane_index_out_of_range_is_index_error(probe, d, index):
+    n = len(d.simple_types)
+    i = {"n": n, "n+1": n + 1}.get(index, index)
+    with pytest.raises(IndexError, match=r"SW_DType_Plane: plane index %d out of range "
+                       r"for .*%s.*, which has %d" % (i, re.escape(repr(d.name)), n)):
+        probe.plane(d, i)
+
+
+# ---- Element, NumLevels, LevelScale, LevelBlock ------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(CAPI_BLOCK_SCALED))
+def test_block_scaled_builtins(probe, name):
+    d = BUILTINS[name]
+    element, levels = CAPI_BLOCK_SCALED[name]
+    assert probe.element(d) is BUILTINS[element]
+    assert probe.num_levels(d) == len(levels)
+    got = tuple((probe.level_scale(d, i), probe.level_block(d, i))
+                for i in range(len(levels)))
+    assert got == tuple((BUILTINS[s], b) for s, b in levels)
+    # through the shorthands, with the planes
+    assert probe.macro_block_scaled(d) == (
+        len(d.simple_types), d.simple_types, BUILTINS[element],
+        tuple((BUILTINS[s], b) for s, b in levels))
+
+
+def test_mxfp4_and_nvfp4(probe):
+    mx, nv = DType.MXFP4, DType.NVFP4
+    assert probe.element(mx) is DType.E2M1
+    assert probe.num_levels(mx) == 1
+    assert (probe.level_scale(mx, 0), probe.level_block(mx, 0)) == (DType.E8M0, 32)
+    assert probe.element(nv) is DType.E2M1
+    assert probe.num_levels(nv) == 2
+    assert (probe.level_scale(nv, 0), probe.level_block(nv, 0)) == (DType.E4M3, 16)
+    assert probe.level_scale(nv, 1) is DType.Float32
+    assert probe.level_block(nv, 1) == probe.constants()["BLOCK_WHOLE"] == 0
+
+
+def test_block_scaled_extension(probe):
+    d = EXT_BS
+    assert probe.kind(d) == KIND_BLOCK_SCALED
+    assert probe.element(d) is EXT_SIMPLE
+    assert probe.num_levels(d) == 3
+    assert [probe.level_scale(d, i) for i in range(3)] == [DType.E4M3, DType.E8M0, DType.Float32]
+    assert [probe.level_block(d, i) for i in range(3)] == [64, 4, 0]
+    assert probe.num_planes(d) == 4
+    assert probe.plane(d, 0) is EXT_SIMPLE
+
+
+def test_level_block_too_large_is_overflow_error(probe):
+    assert probe.level_scale(EXT_BS_HUGE, 0) is DType.E8M0
+    with pytest.raises(OverflowError, match=r"SW_DType_LevelBlock: the level block "
+                       r"of CapiBlockScaled\('CapiBSHuge_.*'\) \(1180591620717411303424\) "
+                       r"does not fit in a Py_ssize_t"):
+        probe.level_block(EXT_BS_HUGE, 0)
+
+
+@pytest.mark.parametrize("func", ["level_scale", "level_block"])
+@pytest.mark.parametrize("index", [-1, 2, 3, 2 ** 62])
+def test_level_index_out_of_range_is_index_error(probe, func, index):
+    with pytest.raises(IndexError, match=r"SW_DType_Level(Scale|Block): level index "
+                       r"%d out of range for BlockScaledDType\('NVFP4'\), which has 2" % index):
+        getattr(probe, func)(DType.NVFP4, index)
+
+
+# ---- wrong kinds, non-descriptors, unregistered descriptors, NULL ---------------------
+
+# (probe function, extra arguments, C name, the kinds it accepts)
+FUNCTIONS = [
+    ("name", (), "SW_DType_Name", "a registered descriptor",
+     {KIND_CATEGORY, KIND_SIMPLE, KIND_COMPOUND, KIND_BLOCK_SCALED}),
+    ("name_utf8", (), "SW_DType_NameUTF8", "a registered descriptor",
+     {KIND_CATEGORY, KIND_SIMPLE, KIND_COMPOUND, KIND_BLOCK_SCALED}),
+    ("supertype", (), "SW_DType_Supertype", "a registered descriptor",
+     {KIND_CATEGORY, KIND_SIMPLE, KIND_COMPOUND, KIND_BLOCK_SCALED}),
+    ("bits", (), "SW_DType_Bits", "a registered SimpleDType", {KIND_SIMPLE}),
+    ("num_planes", (), "SW_DType_NumPlanes", "a registered CompoundDType",
+     {KIND_COMPOUND, KIND_BLOCK_SCALED}),
+    ("plane", (0,), "SW_DType_Plane", "a registered CompoundDType",
+     {KIND_COMPOUND, KIND_BLOCK_SCALED}),
+    ("element", (), "SW_DType_Element", "a registered BlockScaledDType",
+     {KIND_BLOCK_SCALED}),
+    ("num_levels", (), "SW_DType_NumLevels", "a registered BlockScaledDType",
+     {KIND_BLOCK_SCALED}),
+    ("level_scale", (0,), "SW_DType_LevelScale", "a registered BlockScaledDType",
+     {KIND_BLOCK_SCALED}),
+    ("level_block", (0,), "SW_DType_LevelBlock", "a registered BlockScaledDType",
+     {KIND_BLOCK_SCALED}),
+    ("is_subtype", (DType.Any,), "SW_DType_IsSubtype", "a registered descriptor",
+     {KIND_CATEGORY, KIND_SIMPLE, KIND_COMPOUND, KIND_BLOCK_SCALED}),
+]
+ONE_OF_EACH_KIND = {KIND_CATEGORY: DType.Floating, KIND_SIMPLE: DType.Float32,
+                    KIND_COMPOUND: EXT_PAIR, KIND_BLOCK_SCALED: DType.MXFP4}
+FUNCTION_IDS = [f[0] for f in FUNCTIONS]
+
+
+@pytest.mark.parametrize("func,extra,cname,expected,kinds", FUNCTIONS, ids=FUNCTION_IDS)
+def test_wrong_kind_is_type_error_naming_function_and_argument(probe, func, extra, cname,
+                                                                expected, kinds):
+    for kind, d in ONE_OF_EACH_KIND.items():
+        call = getattr(probe, func)
+        if kind in kinds:
+            call(d, *extra)
+            continue
+        with pytest.raises(TypeError, match=r"^%s: expected %s, got %s$"
+                           % (cname, expected, re.escape(repr(d)))):
+            call(d, *extra)
+
+
+@pytest.mark.parametrize("func,extra,cname,expected,kinds", FUNCTIONS, ids=FUNCTION_IDS)
+@pytest.mark.parametrize("obj", NOT_DESCRIPTORS, ids=ids(NOT_DESCRIPTORS))
+def test_non_descriptor_is_type_error_naming_function_and_type(probe, func, extra, cname,
+                                                               expected, kinds, obj):
+    # the type's name as Python's own messages give it (tp_name)
+    with pytest.raises(TypeError, match=r"^%s: expected %s, got ([\w.]+\.)?%s$"
+                       % (cname, expected, re.escape(type(obj).__name__))):
+        getattr(probe, func)(obj, *extra)
+
+
+@pytest.mark.parametrize("func,extra,cname,expected,kinds", FUNCTIONS, ids=FUNCTION_IDS)
+def test_null_is_system_error(probe, func, extra, cname, expected, kinds):
+    with pytest.raises(SystemError, match=r"^%s: got NULL instead of %s$" % (cname, expected)):
+        getattr(probe, func)(probe.NULL, *extra)
+
+
+def test_null_names_are_system_errors(probe):
+    with pytest.raises(SystemError, match="SW_DType_FromName: got NULL"):
+        probe.from_name(probe.NULL)
+    with pytest.raises(SystemError, match="SW_DType_FromNameObject: got NULL"):
+        probe.from_name_object(probe.NULL)
+    with pytest.raises(SystemError, match="SW_DType_IsSubtype: got NULL"):
+        probe.is_subtype(DType.Float32, probe.NULL)
+
+
+def test_is_subtype_other_must_be_a_registered_descriptor(probe):
+    for other in NOT_DESCRIPTORS:
+        with pytest.raises(TypeError, match=r"^SW_DType_IsSubtype: expected a registered "
+                           r"descriptor as other, got ([\w.]+\.)?%s$" % type(other).__name__):
+            probe.is_subtype(DType.Float32, other)
+    with pytest.raises(ValueError, match=r"SW_DType_IsSubtype: .* not registered"):
+        probe.is_subtype(DType.Float32, REJECTED)
+
+
+@pytest.mark.parametrize("func,extra,cname,expected,kinds",
+                         [f for f in FUNCTIONS if KIND_SIMPLE in f[4]],
+                         ids=[f[0] for f in FUNCTIONS if KIND_SIMPLE in f[4]])
+def test_unregistered_descriptor_is_value_error(probe, func, extra, cname, expected, kinds):
+    pattern = r"^%s: expected %s, got %s, which is not registered"
+    with pytest.raises(ValueError, match=pattern % (cname, expected, re.escape(repr(REJECTED)))):
+        getattr(probe, func)(REJECTED, *extra)
+
+    errors = []
+
+    def callback(self):
+        with pytest.raises(ValueError, match=pattern % (cname, expected, r"<unfinished .*>")):
+            getattr(probe, func)(self, *extra)
+        errors.append(True)
+
+    _Recorder.callback = callback
+    made = _Recorder(unique_name("CapiUnfinished"), bits=8, supertype=DType.Floating)
+    assert errors == [True]
+    getattr(probe, func)(made, *extra)     # registered now
+
+
+def _uncountable(obj):
+    # None's count moves with everything else; CPython 3.12+ does not count
+    # references to immortal objects (interned strings in 3.12).
+    return obj is None or sys.getrefcount(obj) > 2 ** 28
+
+
+def test_results_are_new_references(probe):
+    d, nv = EXT_SIMPLE, DType.NVFP4
+    calls = [
+        (lambda: probe.name(d), d.name),
+        (lambda: probe.supertype(d), EXT_SUBCAT),
+        (lambda: probe.supertype(DType.Any), None),
+        (lambda: probe.plane(nv, 1), DType.E4M3),
+        (lambda: probe.element(nv), DType.E2M1),
+        (lambda: probe.level_scale(nv, 1), DType.Float32),
+        (lambda: probe.from_name_object(d.name), d),
+        (lambda: probe.from_dlpack(10, 8, 1), DType.E4M3),
+    ]
+    for call, obj in calls:
+        if _uncountable(obj):
+            assert all(call() is obj for _ in range(3))
+            continue
+        before = sys.getrefcount(obj)
+        results = [call() for _ in range(50)]
+        during = sys.getrefcount(obj)
+        assert all(r is obj for r in results)
+        del results
+        after = sys.getrefcount(obj)
+        assert (during, after) == (before + 50, before), call
+
+
+def test_every_entry_point_has_a_test():
+    # every function pointer of the table is exercised in this module
+    functions = {"Kind": "kind", "FromName": "from_name",
+                 "FromNameObject": "from_name_object", "Name": "name",
+                 "NameUTF8": "name_utf8", "Bits": "bits", "Supertype": "supertype",
+                 "IsSubtype": "is_subtype", "NumPlanes": "num_planes",
+                 "Plane": "plane", "Element": "element", "NumLevels": "num_levels",
+                 "LevelScale": "level_scale", "LevelBlock": "level_block",
+                 "FromDLPack": "from_dlpack", "ToDLPack": "to_dlpack"}
+    header = HEADER.read_text(encoding="utf-8")
+    declared = set(re.findall(r"\(\*(\w+)\)\(", header))
+    assert declared == set(functions)
+    source = pathlib.Path(__file__).read_text(encoding="utf-8")
+    for probe_name in functions.values():
+        assert "probe.%s(" % probe_name in source
+
+
+# ==========================================================================
+# 5. the import call
+# ==========================================================================
+
+_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+_PyCapsule_New.restype = ctypes.py_object
+_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+_PyCapsule_GetPointer = ctypes.pythonapi.PyCapsule_GetPointer
+_PyCapsule_GetPointer.restype = ctypes.c_void_p
+_PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+class _Head(ctypes.Structure):
+    _fields_ = [("api_version", ctypes.c_uint), ("struct_size", ctypes.c_size_t)]
+
+
+@pytest.fixture
+def fake_capsule(probe, monkeypatch):
+    """Replace _dtypes._C_API by a capsule over a table (a copy of the real
+    one, or just a head) with the given version and size."""
+    keep = []
+
+    def install(version, size, name=b"stride_weave._dtypes._C_API", copy=True):
+        real_size = probe.version()[1]
+        buffer = ctypes.create_string_buffer(max(real_size, size) + 64)
+        if copy:
+            real = _PyCapsule_GetPointer(_dtypes._C_API, b"stride_weave._dtypes._C_API")
+            ctypes.memmove(buffer, real, real_size)
+        head = _Head.from_buffer(buffer)
+        head.api_version, head.struct_size = version, size
+        name_buffer = ctypes.create_string_buffer(name)
+        keep.extend([buffer, name_buffer])   # the capsule points into both
+        capsule = _PyCapsule_New(ctypes.addressof(buffer),
+                                 ctypes.addressof(name_buffer), None)
+        monkeypatch.setattr(_dtypes, "_C_API", capsule)
+        return ctypes.addressof(buffer)
+
+    yield install
+    monkeypatch.undo()
+
+
+def test_import_again_gives_the_same_table(probe):
+    assert probe.import_again() == probe.table_address()[0]
+
+
+def test_older_build_is_import_error(probe, fake_capsule):
+    size = probe.version()[1]
+    fake_capsule(0, size)
+    with pytest.raises(ImportError, match=r"needs the stride_weave C API version 2 "
+                       r"\(a %d-byte table\); the installed stride_weave provides "
+                       r"version 0 \(%d bytes\): upgrade stride-weave" % (size, size)):
+        probe.import_again()
+
+
+def test_shorter_table_is_import_error(probe, fake_capsule):
+    fake_capsule(1, 16, copy=False)
+    with pytest.raises(ImportError, match=r"provides version 1 \(16 bytes\)"):
+        probe.import_again()
+
+
+def test_newer_build_is_accepted(probe, fake_capsule):
+    size = probe.version()[1]
+    address = fake_capsule(2, size + 64)
+    assert probe.import_again() == address
+    assert probe.table_address()[0] != address   # the module kept its table
+
+
+def test_capsule_with_another_name_is_import_error(probe, fake_capsule):
+    fake_capsule(1, probe.version()[1], name=b"other._C_API")
+    with pytest.raises(ImportError, match=r'is not a capsule named "stride_weave._dtypes._C_API"'):
+        probe.import_again()
+
+
+def test_not_a_capsule_is_import_error(probe, monkeypatch):
+    monkeypatch.setattr(_dtypes, "_C_API", 42)
+    with pytest.raises(ImportError, match=r'_C_API is not a capsule named'):
+        probe.import_again()
+
+
+def test_missing_capsule_is_import_error(probe, monkeypatch):
+    monkeypatch.delattr(_dtypes, "_C_API")
+    with pytest.raises(ImportError, match=r"has no C API \(_C_API\): this stride_weave "
+                       r"build is too old for this extension"):
+        probe.import_again()
+
+
+def test_unimportable_module_is_import_error(probe, monkeypatch):
+    monkeypatch.setitem(sys.modules, "stride_weave._dtypes", None)
+    with pytest.raises(ImportError):
+        probe.import_again()
+
+
+def test_deleting_the_capsule_keeps_consumers_working(probe, monkeypatch):
+    monkeypatch.delattr(_dtypes, "_C_API")
+    import gc
+    gc.collect()
+    assert probe.bits(DType.Float32) == 32
+    assert probe.table_objects()["Float32"] is DType.Float32
+
+
+# ==========================================================================
+# child processes: import order, re-import, subinterpreters
+# ==========================================================================
+
+def _run_child(code, *args, timeout=120):
+    proc = run_python(["-X", "faulthandler", "-c", textwrap.dedent(code), *args],
+                      env=_capi.child_env(), timeout=timeout)
+    assert_exited(proc, quiet=True)
+    return json.loads(proc.stdout)
+
+
+def test_consumer_imports_stride_weave_itself():
+    directory = _capi.build("example")
+    report = _run_child("""
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        assert "stride_weave._dtypes" not in sys.modules
+        import swcheck
+        from stride_weave.dtypes import DType
+        print(json.dumps({
+            "imported": "stride_weave._dtypes" in sys.modules,
+            "bits": swcheck.plane_bits(DType.NVFP4),
+        }))
+    """, str(directory))
+    assert report == {"imported": True, "bits": [4, 8, 32]}
+
+
+def test_consumer_without_stride_weave_is_import_error():
+    directory = _capi.build("example")
+    report = _run_child("""
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        sys.modules["stride_weave._dtypes"] = None
+        try:
+            import swcheck
+        except ImportError as exc:
+            print(json.dumps({"error": type(exc).__name__}))
+        else:
+            print(json.dumps({"error": None}))
+    """, str(directory))
+    assert report["error"] in ("ImportError", "ModuleNotFoundError")
+
+
+def test_reimport_keeps_the_capsule_and_the_table():
+    directory = _capi.build("probe")
+    report = _run_child("""
+        import importlib, json, sys
+        sys.path.insert(0, sys.argv[1])
+        import sw_capi_probe as probe
+        import stride_weave._dtypes as c1
+        from stride_weave.dtypes import DType, SimpleDType
+        capsule, table = c1._C_API, probe.table_address()[0]
+        f32 = DType.Float32
+        checks = {}
+        for round_ in range(3):
+            for k in [k for k in sys.modules if k.startswith("stride_weave")]:
+                del sys.modules[k]
+            c2 = importlib.import_module("stride_weave._dtypes")
+            checks.setdefault("new_module", []).append(c2 is not c1)
+            checks.setdefault("same_capsule", []).append(c2._C_API is capsule)
+            checks.setdefault("same_table", []).append(probe.import_again() == table)
+            checks.setdefault("probe_works", []).append(
+                probe.bits(f32) == 32 and probe.from_name(b"Float32") is f32
+                and probe.kind(c2.DType.MXFP4) == 4)
+            new = c2.SimpleDType("ReCapi%d" % round_, bits=8, supertype=c2.DType.Floating)
+            checks.setdefault("new_registration_found", []).append(
+                probe.from_name(b"ReCapi%d" % round_) is new and probe.kind(new) == 2)
+        print(json.dumps({k: all(v) for k, v in checks.items()}))
+    """, str(directory))
+    assert report == {"new_module": True, "same_capsule": True, "same_table": True,
+                      "probe_works": True, "new_registration_found": True}
+
+
+# What the subinterpreter runs: argv-free, so it takes its paths by %-format.
+_SUB_CODE = """
+import json, sys
+sys.path.insert(0, %(directory)r)
+import sw_capi_probe as probe
+from stride_weave.dtypes import DType
+with open(%(out)r, "w") as f:
+    json.dump({
+        "table": probe.table_address()[0],
+        "float32": id(DType.Float32),
+        "table_is_this_graph": probe.table_objects()["Float32"] is DType.Float32,
+        "lookup_in_this_graph": probe.from_name(b"Float32") is DType.Float32,
+        "kind": probe.kind(DType.NVFP4),
+    }, f)
+"""
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12),
+                    reason="subinterpreters with their own graphs start at CPython "
+                           "3.12 (see test_isolation.py)")
+def test_subinterpreter_gets_its_own_table(tmp_path):
+    directory = _capi.build("probe")
+    out = tmp_path / "sub.json"
+    report = _run_child("""
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        if sys.version_info >= (3, 13):
+            import _interpreters as I
+            iid = I.create("legacy")
+            run = lambda code: I.exec(iid, code)
+        else:
+            import _xxsubinterpreters as I
+            iid = I.create(isolated=False)
+            run = lambda code: I.run_string(iid, code)
+        import sw_capi_probe as probe
+        from stride_weave.dtypes import DType
+        table = probe.table_address()[0]
+        failure = run(sys.argv[3])
+        I.destroy(iid)
+        with open(sys.argv[2]) as f:
+            sub = json.load(f)
+        print(json.dumps({
+            "failure": repr(failure) if failure else None,
+            "sub": sub,
+            "main_table": table,
+            "main_float32": id(DType.Float32),
+            "main_table_kept": probe.table_address()[0] == table,
+            "main_lookup": probe.from_name(b"Float32") is DType.Float32,
+        }))
+    """, str(directory), str(out), _SUB_CODE % {"directory": str(directory), "out": str(out)})
+    assert report["failure"] is None
+    sub = report["sub"]
+    assert sub["table_is_this_graph"] and sub["lookup_in_this_graph"]
+    assert sub["kind"] == KIND_BLOCK_SCALED
+    assert sub["table"] != report["main_table"]
+    assert sub["float32"] != report["main_float32"]
+    assert report["main_table_kept"] and report["main_lookup"]
+
+
+# ==========================================================================
+# the documented example
+# ==========================================================================
+
+def test_example_plane_bits(example):
+    assert example.plane_bits(DType.Float32) == (32,)
+    assert example.plane_bits(DType.E2M1) == (4,)
+    assert example.plane_bits(DType.MXFP4) == (4, 8)
+    assert example.plane_bits(DType.NVFP4) == (4, 8, 32)
+    assert example.plane_bits(EXT_PAIR) == (16, 32)
+    with pytest.raises(TypeError, match=r"plane_bits: expected a simple or compound "
+                                        r"dtype, got DTypeCategory\('Floating'\)"):
+        example.plane_bits(DType.Floating)
+    with pytest.raises(TypeError):
+        example.plane_bits("Float32")
+    with pytest.raises(OverflowError):
+        example.plane_bits(EXT_HUGE)
+
+
+def test_example_is_narrow_float(example):
+    objects = [d for d in EVERY + NOT_DESCRIPTORS if d is not EXT_HUGE]
+    narrow = [d for d in EVERY if d.is_simple() and d.is_subtype_of(DType.Floating)
+              and d.bits <= 8]
+    assert len(narrow) == 6    # E8M0, E5M2, E4M3, E3M2, E2M3, E2M1
+    for d in objects:
+        assert example.is_narrow_float(d) is any(d is x for x in narrow), d
+    assert example.count_narrow_floats(objects) == len(narrow)
+    assert example.count_narrow_floats(iter(BUILTINS.values())) == 6
+    with pytest.raises(TypeError):
+        example.count_narrow_floats(3)
+    with pytest.raises(OverflowError):
+        example.is_narrow_float(EXT_HUGE)
+
+
+def test_example_describe(example):
+    assert example.describe(DType.Float32) == "Float32: 32 bits"
+    assert example.describe(DType.Floating) == "Floating: category"
+    assert example.describe(EXT_PAIR) == f"{EXT_PAIR.name}: 2 planes"
+    assert example.describe(DType.MXFP4) == "MXFP4: E2M1 x E8M0/32"
+    assert example.describe(DType.NVFP4) == "NVFP4: E2M1 x E4M3/16 x Float32/whole"
+    assert example.describe(EXT_BS) == (
+        f"{EXT_BS.name}: {EXT_SIMPLE.name} x E4M3/64 x E8M0/4 x Float32/whole")
+    with pytest.raises(TypeError, match="SW_DType_Name: expected a registered descriptor, got int"):
+        example.describe(3)
+    with pytest.raises(ValueError, match="not registered"):
+        example.describe(REJECTED)
+    with pytest.raises(OverflowError):
+        example.describe(EXT_BS_HUGE)
+
+
+def test_docs_session_runs_as_shown():
+    """The interactive session on docs/c-api.md is a doctest, run in a fresh
+    process (its registry holds the built-ins only) with the built example."""
+    directory = _capi.build("example")
+    docs = DOCS.read_text(encoding="utf-8")
+    sessions = [block for block in re.findall(r"```python\n(.*?)```", docs, flags=re.S)
+                if block.startswith(">>> import swcheck")]
+    assert len(sessions) == 1
+    report = _run_child("""
+        import doctest, json, sys
+        sys.path.insert(0, sys.argv[1])
+        test = doctest.DocTestParser().get_doctest(sys.argv[2], {}, "c-api.md", None, 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+        out = []
+        runner.run(test, out=out.append)
+        print(json.dumps({"failed": runner.failures, "tried": runner.tries,
+                          "report": "".join(out)}))
+    """, str(directory), sessions[0])
+    assert report["tried"] >= 6
+    assert report["failed"] == 0, report["report"]
+
+
+# ==========================================================================
+# 6. DLPack (version 2): the built-ins' fixed mapping
+# ==========================================================================
+
+def _builtin_simple():
+    return [d for d in DType.registered()
+            if isinstance(d, SimpleDType) and getattr(DType, d.name, None) is d]
+
+
+def test_dlpack_of_every_builtin_agrees_with_interop(probe):
+    from stride_weave import interop
+
+    builtins = _builtin_simple()
+    assert len(builtins) == 11
+    for d in builtins:
+        triple = tuple(interop.to_dlpack(d))
+        assert probe.to_dlpack(d) == triple
+        assert probe.from_dlpack(*triple) is d
+        assert probe.macro_dlpack(d) == (d, triple)
+
+
+@pytest.mark.parametrize("triple", [(10, 8, 2), (2, 16, 1), (3, 8, 1), (-1, 8, 1),
+                                    (17, 8, 1), (2, 32, 0)])
+def test_from_dlpack_unknown_is_lookup_error(probe, triple):
+    with pytest.raises(LookupError, match=r"SW_DType_FromDLPack: no built-in dtype has "
+                       r"the DLPack type \(code %d, bits %d, lanes %d\)" % triple):
+        probe.from_dlpack(*triple)
+
+
+def test_to_dlpack_sees_the_builtins_only(probe):
+    """An extension's mapping declared from Python is not visible to C."""
+    from stride_weave import interop
+
+    d = SimpleDType(unique_name("CDL"), bits=16, supertype=DType.Floating)
+    # (a triple no other test of the process declares)
+    interop.register_mapping(d, dlpack=(interop.DLDataTypeCode.kDLOpaqueHandle, 2, 8))
+    with pytest.raises(LookupError, match=r"SW_DType_ToDLPack: SimpleDType\('CDL_.*'\) is "
+                       r"not a built-in simple dtype"):
+        probe.to_dlpack(d)
+    with pytest.raises(LookupError):
+        probe.from_dlpack(3, 2, 8)
+
+
+@pytest.mark.parametrize("obj, exc, match", [
+    (DType.Floating, TypeError, r"SW_DType_ToDLPack: expected a registered SimpleDType, "
+                                r"got DTypeCategory\('Floating'\)"),
+    (DType.MXFP4, TypeError, r"expected a registered SimpleDType, got BlockScaledDType"),
+    ("Float32", TypeError, r"SW_DType_ToDLPack: expected a registered SimpleDType, got str"),
+])
+def test_to_dlpack_wrong_argument(probe, obj, exc, match):
+    with pytest.raises(exc, match=match):
+        probe.to_dlpack(obj)
+
+
+def test_to_dlpack_null_argument_and_outputs_are_system_errors(probe):
+    with pytest.raises(SystemError, match="SW_DType_ToDLPack: got NULL"):
+        probe.to_dlpack(probe.NULL)
+    with pytest.raises(SystemError, match="SW_DType_ToDLPack: got a NULL output pointer"):
+        probe.to_dlpack(DType.Float32, True)
+
+
+def test_header_and_docs_list_the_same_dlpack_types_as_interop():
+    from stride_weave import interop
+
+    header = HEADER.read_text(encoding="utf-8")
+    docs = DOCS.read_text(encoding="utf-8")
+    for d in _builtin_simple():
+        code, bits, lanes = interop.to_dlpack(d)
+        assert f"{d.name} ({code}, {bits}, {lanes})" in header
+        assert f"| `{d.name}` | {code} | {bits} | {lanes} |" in docs
