@@ -37,6 +37,7 @@ each simple dtype's line also lists its foreign equivalents (see
 
 import argparse
 import importlib
+import contextlib
 import json
 import os
 import pprint
@@ -160,19 +161,24 @@ def render(descriptors, dtype_cls, ascii_only=False, mappings=False):
     lines = []
 
     def walk(d, prefix, is_last, top):
-        label = f"{display_name(d.name, ascii_only)}  {describe(d, dtype_cls, ascii_only)}"
-        if mappings and d.is_simple():
-            label += mappings_text(d, ascii_only)
-        if top:
-            lines.append(label)
-            child_prefix = ""
-        else:
-            branch = glyphs["last"] if is_last else glyphs["tee"]
-            lines.append(prefix + branch + label)
-            child_prefix = prefix + (glyphs["space"] if is_last else glyphs["pipe"])
-        kids = children.get(id(d), ())
-        for i, kid in enumerate(kids):
-            walk(kid, child_prefix, i == len(kids) - 1, False)
+        # Depth-first with an explicit stack: a category chain may be deeper
+        # than Python's recursion limit.
+        stack = [(d, prefix, is_last, top)]
+        while stack:
+            d, prefix, is_last, top = stack.pop()
+            label = f"{display_name(d.name, ascii_only)}  {describe(d, dtype_cls, ascii_only)}"
+            if mappings and d.is_simple():
+                label += mappings_text(d, ascii_only)
+            if top:
+                lines.append(label)
+                child_prefix = ""
+            else:
+                branch = glyphs["last"] if is_last else glyphs["tee"]
+                lines.append(prefix + branch + label)
+                child_prefix = prefix + (glyphs["space"] if is_last else glyphs["pipe"])
+            kids = children.get(id(d), ())
+            stack.extend((kid, child_prefix, i == len(kids) - 1, False)
+                         for i, kid in reversed(list(enumerate(kids))))
 
     for i, root in enumerate(roots):
         if i:
@@ -555,14 +561,15 @@ def main(argv=None, prog="python -m stride_weave"):
             parser.error(f"--name: {e.args[0] if e.args else e}")
 
     try:
-        if selected is not None:
-            _print_one(selected, args.json, args.ascii, sys.stdout)
-        elif args.json:
-            _print_json(sys.stdout)
-        elif args.dot:
-            _print_dot(sys.stdout)
-        else:
-            _print_graph(args.ascii, sys.stdout, args.mappings)
+        with _every_digit():
+            if selected is not None:
+                _print_one(selected, args.json, args.ascii, sys.stdout)
+            elif args.json:
+                _print_json(sys.stdout)
+            elif args.dot:
+                _print_dot(sys.stdout)
+            else:
+                _print_graph(args.ascii, sys.stdout, args.mappings)
     except BrokenPipeError:
         # The reader went away (`... | head`): stop quietly, and keep Python
         # from reporting the failed flush of stdout at exit.
@@ -573,6 +580,23 @@ def main(argv=None, prog="python -m stride_weave"):
             pass
         return 1
     return 0
+
+
+@contextlib.contextmanager
+def _every_digit():
+    """Let widths print in full: a registered width may have more decimal
+    digits than the interpreter converts by default (a guard meant for
+    parsing untrusted input, not for printing the registry)."""
+    get_limit = getattr(sys, "get_int_max_str_digits", None)
+    if get_limit is None:
+        yield
+        return
+    old = get_limit()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(old)
 
 
 def _print_json(out):
