@@ -430,9 +430,15 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
             m = memory[-1]
             L.append("- memory: %d of the %.0f bytes per descriptor are objects "
                      "no other descriptor shares (see the scaling section); the "
-                     "descriptor object and its name alone are %d B."
+                     "descriptor object and its name alone are %d B. The "
+                     "object (%d B with its garbage-collector header) holds "
+                     "one pointer per field it must answer for, including the "
+                     "module its pickle names so that a receiving process can "
+                     "import the definition; the rest is the registry's own "
+                     "entry (a dict slot and an order-array slot)."
                      % (m["owned_bytes"], m["bytes_per"],
-                        m["sizeof_descriptor"] + m["sizeof_name"]))
+                        m["sizeof_descriptor"] + m["sizeof_name"],
+                        m["sizeof_descriptor"]))
     L.append("")
     L.append("### Lookup misses")
     L.append("")
