@@ -156,6 +156,8 @@ def evaluate_targets(by, reg, scale, memory, quick):
            "pickle.loads of a builtin global", "loads", "floor.loads", 1.5)
     within("block-scaled round trip within 2x of a simple one (NVFP4)",
            "roundtrip.block", "roundtrip", 2.0)
+    within("repr of a registered descriptor within 2x of returning a cached "
+           "string", "repr", "ref.cached_str", 2.0)
     T.append(("registering a SimpleDType under 2 µs",
               "%s ns (best batch of 100), %s ns (mean)"
               % (fmt_ns(reg["best_ns"]), fmt_ns(reg["mean_ns"])),

@@ -1,7 +1,8 @@
 """str() and format() of descriptors, and the suggestions of a lookup miss.
 
 str(d) is the registered name and format(d, spec) formats that name like a
-str; repr(d) stays the most-derived class name with the name.  A name that
+str; repr(d) stays the most-derived class name with the name, made once for
+a registered descriptor.  A name that
 is not registered is a LookupError that suggests close registered names.
 """
 import ast
@@ -55,6 +56,31 @@ def test_repr_unchanged():
     assert repr(DType.Float32) == "SimpleDType('Float32')"
     assert repr(DType.Any) == "DTypeCategory('Any')"
     assert repr(DType.MXFP4) == "BlockScaledDType('MXFP4')"
+
+
+def test_repr_of_a_registered_descriptor_is_made_once():
+    # Its class and name are fixed at registration: every repr() returns
+    # the one string made the first time.
+    d = MyFloat(unique_name("ReprOnce"), bits=8, supertype=DType.Floating)
+    first = repr(d)
+    assert first == f"MyFloat({d.name!r})"
+    assert repr(d) is first and repr(DType.NVFP4) is repr(DType.NVFP4)
+
+
+def test_repr_of_an_unfinished_descriptor_says_so_each_time():
+    # Only a finished descriptor's repr is kept: during construction it
+    # reads as unfinished, and as itself once registered.
+    seen = []
+
+    class Watched(SimpleDType, abstract=False):
+        def __init__(self, name):
+            super().__init__(name, bits=8, supertype=DType.Floating)
+            seen.append(repr(self))
+
+    name = unique_name("ReprUnfinished")
+    d = Watched(name)
+    assert seen == [f"<unfinished Watched({name!r})>"]
+    assert repr(d) == f"Watched({name!r})"
 
 
 @pytest.mark.parametrize("spec", ["d", "x", ".2f", "=10"])

@@ -13,6 +13,7 @@
 #include "descriptor.h"
 #include "attrs.h"
 #include "meta.h"
+#include "privtable.h"
 
 #include <structmember.h>
 
@@ -226,6 +227,33 @@ sw_descriptor_setattro(PyObject *self, PyObject *name, PyObject *value)
     return sw_attrs_setattr(self, &d->attrs, name, value);
 }
 
+/* The repr of a finished descriptor, made once: its class and name are
+ * fixed at registration. */
+static PyObject *
+sw_descriptor_finished_repr(PyObject *self, const char *cls)
+{
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
+    PyObject *text, *cached;
+
+    if (st == NULL || st->reprs == NULL) {
+        PyErr_Clear();  /* the graph is being torn down: no cache */
+        return PyUnicode_FromFormat("%s(%R)", cls,
+                                    ((sw_descriptor *)self)->name);
+    }
+    cached = sw_private_get(st->reprs, self);
+    if (cached != NULL || PyErr_Occurred()) {
+        return cached;
+    }
+    text = PyUnicode_FromFormat("%s(%R)", cls, ((sw_descriptor *)self)->name);
+    if (text == NULL) {
+        return NULL;
+    }
+    /* Another thread may have made it first: keep the stored one. */
+    cached = sw_private_setdefault(st->reprs, self, text);   /* borrowed */
+    Py_DECREF(text);
+    return Py_XNewRef(cached);
+}
+
 PyObject *
 sw_descriptor_repr(PyObject *self)
 {
@@ -237,7 +265,7 @@ sw_descriptor_repr(PyObject *self)
     }
     switch (d->build_state) {
     case SW_FINISHED:
-        return PyUnicode_FromFormat("%s(%R)", cls, d->name);
+        return sw_descriptor_finished_repr(self, cls);
     case SW_REJECTED:
         return PyUnicode_FromFormat("<rejected %s(%R)>", cls, d->name);
     default:

@@ -48,6 +48,8 @@ typedef struct sw_state {
     PyObject *chains;       /* dict: category -> (category, *its supertypes),
                                the supertypes() shared by its members */
     PyObject *refs;         /* dict: descriptor -> its structure reference */
+    PyObject *reprs;        /* dict: finished descriptor -> its repr, made
+                               on first use (it never changes) */
     PyObject *labels[SW_LABEL_COUNT];   /* interned structure labels */
     PyObject *empty_extension;  /* ("extension", ()): the common field */
     PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
