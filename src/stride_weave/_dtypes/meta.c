@@ -220,7 +220,7 @@ sw_meta_begin(PyObject *obj, sw_type *t, int ensuring)
     d->ensuring = ensuring ? 1 : 0;
     /* Captured before __init__ runs: the caller's module, not one an
      * __init__ may switch to. */
-    d->module = sw_meta_origin_module(t->state, t);
+    d->module = sw_meta_origin_module(sw_state_of_type((PyTypeObject *)t), t);
     SW_STORE_FLAG(d->build_state, SW_BUILDING);
 }
 
@@ -229,7 +229,8 @@ sw_meta_begin(PyObject *obj, sw_type *t, int ensuring)
 static int
 sw_meta_finish(PyObject *obj, sw_type *t, PyObject **existing)
 {
-    return sw_construct_finalize(t->state, (sw_descriptor *)obj, existing);
+    return sw_construct_finalize(sw_state_of_type((PyTypeObject *)t),
+                                 (sw_descriptor *)obj, existing);
 }
 
 /* Nothing was registered; a reference the __init__ leaked keeps a

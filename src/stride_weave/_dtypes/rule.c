@@ -101,13 +101,14 @@ static int
 sw_rule_meta_finish(PyObject *obj, sw_type *t, PyObject **Py_UNUSED(result))
 {
     sw_rule *rule = (sw_rule *)obj;
+    sw_state *st = sw_state_of_type((PyTypeObject *)t);
     int status;
 
-    if (sw_rule_record_structure(t->state, rule) < 0) {
+    if (sw_rule_record_structure(st, rule) < 0) {
         return -1;
     }
     Py_BEGIN_CRITICAL_SECTION(obj);
-    status = sw_attrs_freeze(obj, &rule->attrs, t->state->rule_owned_names);
+    status = sw_attrs_freeze(obj, &rule->attrs, st->rule_owned_names);
     SW_STORE_FLAG(rule->build_state, status == 0 ? SW_FINISHED : SW_REJECTED);
     Py_END_CRITICAL_SECTION();
     return status;
@@ -258,7 +259,7 @@ sw_rule_setattro(PyObject *self, PyObject *name, PyObject *value)
                      Py_TYPE(self)->tp_name);
         return -1;
     }
-    st = ((sw_type *)Py_TYPE(self))->state;
+    st = sw_state_of_type(Py_TYPE(self));
     if (sw_state_check(st) < 0) {
         return -1;
     }

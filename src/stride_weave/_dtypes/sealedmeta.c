@@ -557,7 +557,7 @@ PyObject *
 sw_sealedmeta_new(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
                   PyObject *args, PyObject *kwds)
 {
-    sw_state *st = PyType_GetModuleState(meta);
+    sw_state *st = sw_state_of_type(meta);
     PyTypeObject *model_types[SW_SEALEDMETA_MODEL_TYPES];
     PyObject *name, *bases, *ns, *rest = NULL, *cls;
     sw_kind kind = SW_KIND_NONE;
@@ -631,9 +631,10 @@ sw_sealedmeta_setattro(const sw_sealedmeta_ops *ops, PyObject *self,
                        PyObject *name, PyObject *value)
 {
     sw_type *t = (sw_type *)self;
+    sw_state *st = sw_state_of_type((PyTypeObject *)self);
     int owned;
 
-    if (sw_state_check(t->state) < 0) {
+    if (sw_state_check(st) < 0) {
         return -1;
     }
     if (t->is_model) {
@@ -644,7 +645,7 @@ sw_sealedmeta_setattro(const sw_sealedmeta_ops *ops, PyObject *self,
         return -1;
     }
     owned = sw_sealedmeta_is_owned_class_attribute(
-        ops->owned_names(t->state), name);
+        ops->owned_names(st), name);
     if (owned < 0) {
         return -1;
     }
@@ -676,7 +677,7 @@ sw_sealedmeta_construct(const sw_sealedmeta_ops *ops, PyObject *cls,
     PyObject *obj, *result = NULL;
     int status;
 
-    if (sw_state_check(t->state) < 0) {
+    if (sw_state_check(sw_state_of_type(tp)) < 0) {
         return NULL;
     }
     if (sw_sealedmeta_check_ready(t) < 0) {
