@@ -168,7 +168,7 @@ def build_benches():
         k="Float32", m="NoSuchDType", mc="float32",
         get={n: d for n, d in zip(names, builtins_)}.get,
         d={n: d for n, d in zip(names, builtins_)},
-        x=1, C=Plain, o=object(), us=us, up=up, s="SimpleDType('Float32')",
+        x=1, C=Plain, o=object(), us=us, up=up, t=True,
         do={object(): 0 for _ in range(13)},
         dk={b: j for j, b in enumerate(builtins_)},
         dumps=dumps, loads=loads, deepcopy=deepcopy,
@@ -226,8 +226,8 @@ def build_benches():
         group="reference")
     add("ref.getset", "a C getset attribute: x.real, x = 1", "x.real",
         group="reference")
-    add("ref.cached_str", "returning a cached string: str(s), s an exact str",
-        "str(s)", group="reference")
+    add("ref.cached_str", "repr(True): a repr that returns a cached string",
+        "repr(t)", group="reference")
     add("ref.payload", "pickle.loads of the payload alone: (name, structure)",
         "loads(payload)", group="reference")
     if ns["reconstruct"] is not None:

@@ -392,6 +392,15 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
                  "where this run measured what the interpreter itself "
                  "charges for the same shape of operation, it is given here:")
         L.append("")
+        missed_names = " ".join(t[0] for t in missed)
+        if "is_subtype_of" in missed_names:
+            L.append("- `is_subtype_of(other)` takes an argument, which the C "
+                     "call floor (`x.bit_length()`) does not: against a C call "
+                     "with one argument, the bound `dict.get` hit (%s ns), the "
+                     "hit costs %.2fx and the miss %.2fx;"
+                     % (fmt_ns(by["floor.get"].ns),
+                        ratio(by, "is_subtype_of.hit", "floor.get"),
+                        ratio(by, "is_subtype_of.miss", "floor.get")))
         L.append("- `name` and `bits` are C getset attributes: CPython 3.11 to "
                  "3.13 specialize attribute loads of slots and Python "
                  "properties, not of C getsets, so any C getset costs about "
