@@ -232,11 +232,10 @@ sw_descriptor_setattro(PyObject *self, PyObject *name, PyObject *value)
 static PyObject *
 sw_descriptor_finished_repr(PyObject *self, const char *cls)
 {
-    sw_state *st = sw_state_of_type(Py_TYPE(self));
+    sw_state *st = sw_state_of_type(Py_TYPE(self));   /* a class field */
     PyObject *text, *cached;
 
-    if (st == NULL || st->reprs == NULL) {
-        PyErr_Clear();  /* the graph is being torn down: no cache */
+    if (st->reprs == NULL) {    /* the graph is being torn down: no cache */
         return PyUnicode_FromFormat("%s(%R)", cls,
                                     ((sw_descriptor *)self)->name);
     }

@@ -70,12 +70,11 @@ static PyGetSetDef sw_meta_absent_members[] = {
 /* The kind a new class inherits from its descriptor bases; -1 on conflict. */
 static int
 sw_meta_inherited_kind(PyTypeObject *meta, PyObject *bases, const char *clsname,
-                       sw_kind *kind, int *has_descriptor_base)
+                       sw_kind *kind)
 {
     Py_ssize_t i;
 
     *kind = SW_KIND_NONE;
-    *has_descriptor_base = 0;
     for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
         PyObject *base = PyTuple_GET_ITEM(bases, i);
         sw_type *t;
@@ -83,7 +82,6 @@ sw_meta_inherited_kind(PyTypeObject *meta, PyObject *bases, const char *clsname,
         if (Py_TYPE(base) != meta) {
             continue;
         }
-        *has_descriptor_base = 1;
         t = (sw_type *)base;
         if (t->kind == SW_KIND_NONE) {
             continue;
@@ -111,14 +109,12 @@ sw_meta_check_bases(PyTypeObject *meta, PyObject *name, PyObject *bases,
                     sw_kind *kind)
 {
     const char *clsname = PyUnicode_AsUTF8(name);
-    int has_descriptor_base;   /* unused: the core checks for one itself */
 
     if (clsname == NULL) {
         return -1;
     }
     if (sw_sealedmeta_check_ready_bases(meta, bases) < 0
-        || sw_meta_inherited_kind(meta, bases, clsname, kind,
-                                  &has_descriptor_base) < 0) {
+        || sw_meta_inherited_kind(meta, bases, clsname, kind) < 0) {
         return -1;
     }
     return 0;
