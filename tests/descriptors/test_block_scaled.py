@@ -1101,7 +1101,10 @@ def test_reduce_is_the_reconstructor_with_name_and_structure():
         # built-ins name no module; an extension names the module that
         # defined it (make() calls the model class from this module), never
         # its class
-        assert args == (d.name, d.structure()) + (() if d in builtins else (__name__,))
+        module = () if d in builtins else (__name__,)
+        assert args[0][0] == d.name and args[1:] == module
+        assert fn(*args) is d
+        assert d.__reduce_ex__(1)[1] == (d.name, d.structure()) + module
     for protocol in PROTOCOLS:
         assert b"ImplementationDetail" not in pickle.dumps(sub, protocol=protocol)
 

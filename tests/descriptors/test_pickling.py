@@ -191,12 +191,16 @@ def test_reduce_is_reconstructor_with_name_and_structure(family):
         # that defined them (the receiver imports it when the name is
         # unknown there).
         builtin = d.name in BUILTIN_NAMES
-        assert type(r[1]) is tuple and len(r[1]) == (2 if builtin else 3), (d, r)
-        name, structure = r[1][:2]
-        assert type(name) is str and name == d.name
-        assert structure == d.structure()
+        assert type(r[1]) is tuple and len(r[1]) == (1 if builtin else 2), (d, r)
+        record = r[1][0]
+        assert type(record) is tuple and type(record[0]) is str and record[0] == d.name
+        assert r[0](*r[1]) is d
         if not builtin:
-            assert type(r[1][2]) is str and r[1][2] == _defining_module(d), (d, r)
+            assert type(r[1][1]) is str and r[1][1] == _defining_module(d), (d, r)
+        # Protocols 0 and 1 carry the version-1 payload, (name, structure).
+        v1 = d.__reduce_ex__(1)[1]
+        assert len(v1) == (2 if builtin else 3) and v1[:2] == (d.name, d.structure())
+        assert v1[2:] == r[1][1:]
 
 
 def test_reduce_ex_agrees_with_reduce_for_every_protocol(family):
@@ -205,8 +209,10 @@ def test_reduce_ex_agrees_with_reduce_for_every_protocol(family):
         for protocol in PROTOCOLS:
             r = d.__reduce_ex__(protocol)
             assert r[0] is _dtypes._reconstruct
-            assert r[1] == d.__reduce__()[1]
-            assert r[1][:2] == (d.name, d.structure())
+            if protocol >= 2:
+                assert r[1] == d.__reduce__()[1]
+            else:
+                assert r[1][:2] == (d.name, d.structure())
 
 
 def test_reconstructor_lives_at_permanent_module_path():

@@ -66,17 +66,22 @@ def _s16():
 # --------------------------------------------------------------------------
 
 def test_builtins_name_no_module_and_extensions_name_theirs(ext):
-    assert DType.Float32.__reduce__()[1] == ("Float32", DType.Float32.structure())
-    assert len(DType.MXFP4.__reduce__()[1]) == 2
+    # The record alone for built-ins, in both payload versions.
+    args = DType.Float32.__reduce__()[1]
+    assert len(args) == 1 and args[0][0] == "Float32"
+    assert DType.Float32.__reduce_ex__(1)[1] == ("Float32", DType.Float32.structure())
+    assert len(DType.MXFP4.__reduce__()[1]) == 1
     for d in (ext.FLOAT16, ext.TAGGED, ext.MXFLOAT16):
         reconstruct, args = d.__reduce__()
         assert reconstruct is _dtypes._reconstruct
-        assert args == (d.name, d.structure(), "_autoimport_ext")
+        assert args[0][0] == d.name and args[1:] == ("_autoimport_ext",)
+        assert d.__reduce_ex__(1)[1] == (d.name, d.structure(), "_autoimport_ext")
 
 
 def test_a_model_class_called_directly_records_the_calling_module():
     d = SimpleDType(unique_name("Direct"), bits=16, supertype=DType.Floating)
-    assert d.__reduce__()[1][2] == __name__
+    assert d.__reduce__()[1][-1] == __name__
+    assert d.__reduce_ex__(0)[1][-1] == __name__
 
 
 def test_old_two_argument_payloads_keep_loading(ext):

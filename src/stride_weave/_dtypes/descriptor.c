@@ -14,6 +14,7 @@
 #include "attrs.h"
 #include "meta.h"
 #include "privtable.h"
+#include "record.h"
 
 #include <structmember.h>
 
@@ -424,19 +425,46 @@ sw_descriptor_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
         || sw_descriptor_check_finished(d, "pickling") < 0) {
         return NULL;
     }
-    /* The module hint is read by the receiving process only when the name
-     * is not registered there (pickle.c); built-ins have none. */
+    /* (_reconstruct, (record[, module])), made once (record.c).  The
+     * module hint is read by the receiving process only when the name is
+     * not registered there (pickle.c); built-ins have none. */
+    return sw_record_reduce(st, d);
+}
+
+/* Protocols 0 and 1 write ints as decimal text, which a width beyond the
+ * int-to-str digit limit cannot take: they get the version-1 payload,
+ * (name, structure[, module]), whose ints are strings.  Every later
+ * protocol gets the record. */
+static PyObject *
+sw_descriptor_reduce_ex(PyObject *self, PyObject *protocol)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
+    int overflow;
+    long value;
+
+    if (!PyLong_Check(protocol)) {
+        PyErr_Format(PyExc_TypeError,
+                     "__reduce_ex__(): protocol must be an int, got %s",
+                     Py_TYPE(protocol)->tp_name);
+        return NULL;
+    }
+    value = PyLong_AsLongAndOverflow(protocol, &overflow);
+    if (value == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (overflow != 0 || value >= 2) {
+        return sw_descriptor_reduce(self, NULL);
+    }
+    if (sw_state_check(st) < 0
+        || sw_descriptor_check_finished(d, "pickling") < 0) {
+        return NULL;
+    }
     if (d->module != NULL) {
         return Py_BuildValue("O(OOO)", st->reconstruct, d->name,
                              d->structure, d->module);
     }
     return Py_BuildValue("O(OO)", st->reconstruct, d->name, d->structure);
-}
-
-static PyObject *
-sw_descriptor_reduce_ex(PyObject *self, PyObject *Py_UNUSED(protocol))
-{
-    return sw_descriptor_reduce(self, NULL);
 }
 
 /* object.__dir__ without the removed is_opaque_storage, which a class
@@ -557,11 +585,13 @@ static PyMethodDef sw_descriptor_methods[] = {
                "format_spec: f\"{DType.Float32:>10}\" is '   Float32'.")},
     {"__reduce__", sw_descriptor_reduce, METH_NOARGS,
      PyDoc_STR("__reduce__($self, /)\n--\n\n"
-               "Pickle as (name, structure); loading returns the receiving "
-               "process's registered identity.")},
+               "Pickle as a compact record of the name and structure; "
+               "loading returns the receiving process's registered identity "
+               "when the structures are equal.")},
     {"__reduce_ex__", sw_descriptor_reduce_ex, METH_O,
      PyDoc_STR("__reduce_ex__($self, protocol, /)\n--\n\n"
-               "Same as __reduce__() for every protocol.")},
+               "Same as __reduce__() for protocol 2 and later; protocols 0 "
+               "and 1 carry (name, structure), whose ints are text.")},
     {"__dir__", sw_descriptor_dir, METH_NOARGS,
      PyDoc_STR("__dir__($self, /)\n--\n\nThe attribute names of the "
                "descriptor.")},

@@ -318,8 +318,9 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     st->chains = sw_private_dict_new();
     st->refs = sw_private_dict_new();
     st->reprs = sw_private_dict_new();
+    st->pickles = sw_private_dict_new();
     if (st->structures == NULL || st->chains == NULL || st->refs == NULL
-        || st->reprs == NULL) {
+        || st->reprs == NULL || st->pickles == NULL) {
         return -1;
     }
     st->owned_names = sw_module_owned_set(sw_descriptor_owned_names, 1);

@@ -17,6 +17,7 @@
  */
 #include "pickle.h"
 #include "descriptor.h"
+#include "record.h"
 
 #define SW_POLICY_ENV "STRIDE_WEAVE_UNPICKLE_IMPORTS"
 
@@ -404,6 +405,77 @@ sw_pickle_import_and_find(PyObject *module, sw_state *st, PyObject *name,
     return found;
 }
 
+/* The module hint of a pickle: None, or a str (new ref to an exact str,
+ * or NULL with an exception; *hint is NULL for None). */
+static int
+sw_pickle_hint(PyObject *arg, PyObject *name, PyObject **hint)
+{
+    *hint = NULL;
+    if (arg == Py_None) {
+        return 0;
+    }
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError,
+                     "_reconstruct(): module of %R must be a str or None, "
+                     "got %s", name, Py_TYPE(arg)->tp_name);
+        return -1;
+    }
+    *hint = sw_exact_str(arg);
+    return *hint == NULL ? -1 : 0;
+}
+
+/* The registered descriptor under `name` (new ref), importing the hinted
+ * module when the name is not registered yet. */
+static PyObject *
+sw_pickle_find(PyObject *module, sw_state *st, PyObject *name, PyObject *hint)
+{
+    PyObject *found = sw_registry_lookup(&st->registry, name);
+
+    if (found == NULL && !PyErr_Occurred()) {
+        found = sw_pickle_import_and_find(module, st, name, hint);
+    }
+    return found;
+}
+
+/* _reconstruct(record[, module]): a version-2 pickle (record.c). */
+static PyObject *
+sw_pickle_reconstruct_record(PyObject *module, sw_state *st,
+                             PyObject *const *args, Py_ssize_t nargs)
+{
+    PyObject *record = args[0], *name, *hint = NULL, *found = NULL;
+
+    if (nargs > 2) {
+        PyErr_Format(PyExc_TypeError,
+                     "_reconstruct() takes a record and an optional module, "
+                     "got %zd arguments", nargs);
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(record) || PyTuple_GET_SIZE(record) < 3) {
+        PyErr_Format(PyExc_TypeError,
+                     "_reconstruct(): record must be a tuple (name, kind, "
+                     "..., extension), got %s of %zd items",
+                     Py_TYPE(record)->tp_name, PyTuple_GET_SIZE(record));
+        return NULL;
+    }
+    name = PyTuple_GET_ITEM(record, 0);
+    if (!PyUnicode_CheckExact(name)) {
+        PyErr_Format(PyExc_TypeError,
+                     "_reconstruct(): the record's name must be a str, got %s",
+                     Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    if (nargs == 2 && sw_pickle_hint(args[1], name, &hint) < 0) {
+        return NULL;
+    }
+    found = sw_pickle_find(module, st, name, hint);
+    Py_XDECREF(hint);
+    if (found != NULL
+        && sw_record_check(st, (sw_descriptor *)found, record) < 0) {
+        Py_CLEAR(found);
+    }
+    return found;
+}
+
 static PyObject *
 sw_pickle_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -415,10 +487,14 @@ sw_pickle_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (sw_state_check(st) < 0) {
         return NULL;
     }
+    if (nargs >= 1 && PyTuple_Check(args[0])) {
+        return sw_pickle_reconstruct_record(module, st, args, nargs);
+    }
     if (nargs != 2 && nargs != 3) {
         PyErr_Format(PyExc_TypeError,
                      "_reconstruct() takes 2 or 3 arguments (name, "
-                     "structure[, module]), got %zd", nargs);
+                     "structure[, module]), or a record and an optional "
+                     "module, got %zd", nargs);
         return NULL;
     }
     name = args[0];
@@ -439,27 +515,12 @@ sw_pickle_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                      exact, Py_TYPE(structure)->tp_name);
         goto error;
     }
-    if (nargs == 3 && args[2] != Py_None) {
-        if (!PyUnicode_Check(args[2])) {
-            PyErr_Format(PyExc_TypeError,
-                         "_reconstruct(): module of %R must be a str or "
-                         "None, got %s", exact, Py_TYPE(args[2])->tp_name);
-            goto error;
-        }
-        hint = sw_exact_str(args[2]);
-        if (hint == NULL) {
-            goto error;
-        }
+    if (nargs == 3 && sw_pickle_hint(args[2], exact, &hint) < 0) {
+        goto error;
     }
-    found = sw_registry_lookup(&st->registry, exact);
+    found = sw_pickle_find(module, st, exact, hint);
     if (found == NULL) {
-        if (PyErr_Occurred()) {
-            goto error;
-        }
-        found = sw_pickle_import_and_find(module, st, exact, hint);
-        if (found == NULL) {
-            goto error;
-        }
+        goto error;
     }
     d = (sw_descriptor *)found;
     diff = sw_structure_diff(d->structure, structure);

@@ -69,6 +69,7 @@ static const sw_state_field sw_state_fields[] = {
     {offsetof(sw_state, chains), 1, 1},
     {offsetof(sw_state, refs), 1, 1},
     {offsetof(sw_state, reprs), 1, 1},
+    {offsetof(sw_state, pickles), 1, 1},
     {offsetof(sw_state, level_extent_type), 1, 0},
     {offsetof(sw_state, rule_type), 1, 0},
     {offsetof(sw_state, whole), 1, 0},

@@ -50,6 +50,8 @@ typedef struct sw_state {
     PyObject *refs;         /* dict: descriptor -> its structure reference */
     PyObject *reprs;        /* dict: finished descriptor -> its repr, made
                                on first use (it never changes) */
+    PyObject *pickles;      /* dict: finished descriptor -> its __reduce__
+                               value, made on first use (record.c) */
     PyObject *labels[SW_LABEL_COUNT];   /* interned structure labels */
     PyObject *empty_extension;  /* ("extension", ()): the common field */
     PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */

@@ -1,0 +1,926 @@
+/* record.c: the pickle record (structure format version 2).
+ *
+ * A descriptor pickles as _reconstruct(record[, module]).  The record is
+ * its structure (structure.c, version 1) in positional form:
+ *
+ *     (name, kind, field..., extension)
+ *
+ * kind is the descriptor kind's number (kind.h; the C API's numbers), the
+ * fields come in the order of sw_record_layouts below, values the model
+ * types are native (a width is an int), a referenced descriptor is its own
+ * record, and the extension holds the structure_extension() values
+ * themselves: pickle keeps str, int, bool, float and None apart, and the
+ * comparison here requires exact types, so True, 1 and 1.0 still differ.
+ *
+ * A descriptor's record is made once, on first use, and kept in a private
+ * table with the whole __reduce__ value; a record refers to the records of
+ * the descriptors it references, so one pickle that mentions Floating three
+ * times carries it once (pickle memoizes by identity).  Equal records mean
+ * equal structures; on a difference the received record is converted back
+ * to a version-1 structure and compared with the registered one, so the
+ * message names the first difference exactly as for a version-1 pickle.
+ *
+ * Records can be as deep as a category chain, so making and comparing them
+ * keep their own stacks; only the description of a difference recurses
+ * (under the interpreter's recursion guard).
+ */
+#include "record.h"
+#include "descriptor.h"
+#include "level.h"
+#include "privtable.h"
+#include "rule.h"
+#include "structure.h"
+
+#include <string.h>
+
+/* ---- the layout ------------------------------------------------------------ */
+
+typedef enum {
+    SW_RECORD_INT,          /* exact int */
+    SW_RECORD_REF,          /* a descriptor's record */
+    SW_RECORD_REF_OR_NONE,  /* a descriptor's record, or None */
+    /* The lists: a count n, then n items in place. */
+    SW_RECORD_REFS,         /* a descriptor's record */
+    SW_RECORD_LEVELS,       /* a scale's record, then the block: int or None */
+    SW_RECORD_RULES,        /* a rule's qualified name, then its extension */
+} sw_record_type;
+
+typedef struct {
+    sw_label label;         /* the field's label in version 1 */
+    sw_record_type type;
+    /* The field's value on a finished descriptor, borrowed: an int, a
+     * descriptor, NULL (None), or a tuple of descriptors, Levels or rules. */
+    PyObject *(*get)(sw_descriptor *d);
+} sw_record_field;
+
+typedef struct {
+    sw_label contract;      /* the structure's first item in version 1 */
+    int nfields;
+    sw_record_field fields[3];
+    /* The record leaves out the rules, which follow from the levels (one
+     * LevelExtent per level); version 1 records them after the fields. */
+    int rules_from_levels;
+} sw_record_layout;
+
+static PyObject *
+sw_record_get_bits(sw_descriptor *d)
+{
+    return d->bits;
+}
+
+static PyObject *
+sw_record_get_supertype(sw_descriptor *d)
+{
+    return sw_descriptor_supertype(d);
+}
+
+static PyObject *
+sw_record_get_planes(sw_descriptor *d)
+{
+    return d->compound->simple_types;
+}
+
+static PyObject *
+sw_record_get_rules(sw_descriptor *d)
+{
+    return d->compound->rules;
+}
+
+static PyObject *
+sw_record_get_element(sw_descriptor *d)
+{
+    return d->compound->element;
+}
+
+static PyObject *
+sw_record_get_levels(sw_descriptor *d)
+{
+    return d->compound->levels;
+}
+
+/* Indexed by sw_kind.  The order of the fields is the order of the
+ * version-1 structure's fields, which docs/structure.md documents.  A
+ * block-scaled record leaves out its rules: they are LevelExtent(i, block)
+ * for each level i, by construction (blockscaled.c). */
+static const sw_record_layout sw_record_layouts[SW_KIND_COUNT] = {
+    [SW_KIND_CATEGORY] = {SW_LABEL_DTYPE_CATEGORY, 1, {
+        {SW_LABEL_SUPERTYPE, SW_RECORD_REF_OR_NONE, sw_record_get_supertype},
+    }},
+    [SW_KIND_SIMPLE] = {SW_LABEL_SIMPLE_DTYPE, 2, {
+        {SW_LABEL_BITS, SW_RECORD_INT, sw_record_get_bits},
+        {SW_LABEL_SUPERTYPE, SW_RECORD_REF, sw_record_get_supertype},
+    }},
+    [SW_KIND_COMPOUND] = {SW_LABEL_COMPOUND_DTYPE, 3, {
+        {SW_LABEL_SUPERTYPE, SW_RECORD_REF_OR_NONE, sw_record_get_supertype},
+        {SW_LABEL_SIMPLE_TYPES, SW_RECORD_REFS, sw_record_get_planes},
+        {SW_LABEL_REPRESENTATION_RULES, SW_RECORD_RULES, sw_record_get_rules},
+    }},
+    [SW_KIND_BLOCK_SCALED] = {SW_LABEL_BLOCK_SCALED_DTYPE, 2, {
+        {SW_LABEL_ELEMENT, SW_RECORD_REF, sw_record_get_element},
+        {SW_LABEL_LEVELS, SW_RECORD_LEVELS, sw_record_get_levels},
+    }, 1},
+};
+
+static const sw_record_layout *
+sw_record_layout_of(long kind)
+{
+    if (kind <= SW_KIND_NONE || kind >= SW_KIND_COUNT) {
+        return NULL;
+    }
+    return &sw_record_layouts[kind];
+}
+
+/* ---- version-1 leaves to native values ---------------------------------- */
+
+/* The value an encoded extension leaf stands for (new ref).  The leaves
+ * were written by structure.c, so anything else is an internal error. */
+static PyObject *
+sw_record_native(sw_state *st, PyObject *leaf)
+{
+    if (PyTuple_CheckExact(leaf)) {
+        Py_ssize_t i, n = PyTuple_GET_SIZE(leaf);
+        PyObject *result;
+
+        if (Py_EnterRecursiveCall(" while making a pickle record")) {
+            return NULL;
+        }
+        result = PyTuple_New(n);
+        for (i = 0; result != NULL && i < n; i++) {
+            PyObject *item = sw_record_native(st, PyTuple_GET_ITEM(leaf, i));
+            if (item == NULL) {
+                Py_CLEAR(result);
+                break;
+            }
+            PyTuple_SET_ITEM(result, i, item);
+        }
+        Py_LeaveRecursiveCall();
+        return result;
+    }
+    if (PyUnicode_CheckExact(leaf)) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(leaf);
+        PyObject *rest;
+
+        if (leaf == st->labels[SW_LABEL_NONE]
+            || PyUnicode_CompareWithASCIIString(leaf, "none") == 0) {
+            Py_RETURN_NONE;
+        }
+        if (leaf == st->labels[SW_LABEL_WHOLE]
+            || PyUnicode_CompareWithASCIIString(leaf, "whole") == 0) {
+            return Py_NewRef(st->whole);
+        }
+        if (PyUnicode_CompareWithASCIIString(leaf, "bool:True") == 0) {
+            Py_RETURN_TRUE;
+        }
+        if (PyUnicode_CompareWithASCIIString(leaf, "bool:False") == 0) {
+            Py_RETURN_FALSE;
+        }
+        if (n >= 4 && PyUnicode_READ_CHAR(leaf, 3) == ':') {
+            /* "str:<s>" or "int:<n>" */
+            int is_str = PyUnicode_READ_CHAR(leaf, 0) == 's'
+                         && PyUnicode_READ_CHAR(leaf, 1) == 't'
+                         && PyUnicode_READ_CHAR(leaf, 2) == 'r';
+            int is_int = PyUnicode_READ_CHAR(leaf, 0) == 'i'
+                         && PyUnicode_READ_CHAR(leaf, 1) == 'n'
+                         && PyUnicode_READ_CHAR(leaf, 2) == 't';
+
+            if (is_str || is_int) {
+                rest = PyUnicode_Substring(leaf, 4, n);
+                if (rest == NULL || is_str) {
+                    return rest;
+                }
+                /* Decimal, or 0x / -0x hex beyond 64 bits: base 0 reads
+                 * both, and hex is exempt from the digit limit. */
+                Py_SETREF(rest, PyLong_FromUnicodeObject(rest, 0));
+                return rest;
+            }
+        }
+        if (n == 22 && PyUnicode_READ_CHAR(leaf, 5) == ':'
+            && PyUnicode_READ_CHAR(leaf, 0) == 'f') {
+            /* "float:" and the 16 hex digits of the IEEE-754 bits */
+            uint64_t bits = 0;
+            double x;
+            Py_ssize_t i;
+
+            for (i = 6; i < 22; i++) {
+                Py_UCS4 c = PyUnicode_READ_CHAR(leaf, i);
+                int digit = (c >= '0' && c <= '9') ? (int)(c - '0')
+                          : (c >= 'a' && c <= 'f') ? (int)(c - 'a' + 10) : -1;
+                if (digit < 0) {
+                    break;
+                }
+                bits = (bits << 4) | (uint64_t)digit;
+            }
+            if (i == 22) {
+                memcpy(&x, &bits, sizeof x);
+                return PyFloat_FromDouble(x);
+            }
+        }
+    }
+    PyErr_Format(PyExc_SystemError,
+                 "making a pickle record: unexpected structure leaf %R", leaf);
+    return NULL;
+}
+
+/* The extension of a version-1 structure or rule structure, natively: its
+ * last item is ("extension", <encoded tuple>). */
+static PyObject *
+sw_record_extension(sw_state *st, PyObject *structure)
+{
+    PyObject *field = PyTuple_GET_ITEM(structure, PyTuple_GET_SIZE(structure) - 1);
+    PyObject *encoded = PyTuple_GET_ITEM(field, 1);
+
+    if (PyTuple_GET_SIZE(encoded) == 0) {
+        return Py_NewRef(st->empty_tuple);
+    }
+    return sw_record_native(st, encoded);
+}
+
+/* (qualified name, extension) of a rule, from its structure
+ * ("RepresentationRule", "str:<qualified name>", ("extension", ...)). */
+static PyObject *
+sw_record_of_rule(sw_state *st, PyObject *rule)
+{
+    PyObject *structure = ((sw_rule *)rule)->structure;
+    PyObject *qualname, *ext, *result;
+
+    qualname = sw_record_native(st, PyTuple_GET_ITEM(structure, 1));
+    if (qualname == NULL) {
+        return NULL;
+    }
+    /* Interned: the rules of one format share their class's name, and a
+     * pickle writes one object once. */
+    PyUnicode_InternInPlace(&qualname);
+    ext = sw_record_extension(st, structure);
+    if (ext == NULL) {
+        Py_DECREF(qualname);
+        return NULL;
+    }
+    result = PyTuple_Pack(2, qualname, ext);
+    Py_DECREF(qualname);
+    Py_DECREF(ext);
+    return result;
+}
+
+/* ---- making records ---------------------------------------------------------- */
+
+/* Records up to this many items are kept; a longer one (a category chain
+ * hundreds deep) is made again for each pickle, so the table stays
+ * proportional to the registry. */
+#define SW_RECORD_CACHE_MAX 256
+
+typedef struct {
+    sw_descriptor *d;   /* borrowed: kept alive by the descriptor that
+                           refers to it, or by the caller for the first */
+    int next;           /* -1: name and kind not written yet; else the next
+                           field, nfields meaning the extension */
+} sw_record_emit_frame;
+
+static int sw_record_emit(sw_state *st, sw_descriptor *d, PyObject *out);
+
+/* Append a list-valued field to `out`: its length, then each plane's
+ * record, each level's scale record and block (None for Whole), or each
+ * rule's qualified name and extension. */
+static int
+sw_record_emit_list(sw_state *st, const sw_record_field *field,
+                    PyObject *value, PyObject *out)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(value);
+    PyObject *count = PyLong_FromSsize_t(n);
+    int status = count == NULL ? -1 : PyList_Append(out, count);
+
+    Py_XDECREF(count);
+    for (i = 0; status == 0 && i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(value, i), *rule;
+
+        if (field->type == SW_RECORD_RULES) {
+            rule = sw_record_of_rule(st, item);
+            status = rule == NULL ? -1
+                : (PyList_Append(out, PyTuple_GET_ITEM(rule, 0)) < 0
+                   || PyList_Append(out, PyTuple_GET_ITEM(rule, 1)) < 0) ? -1 : 0;
+            Py_XDECREF(rule);
+        }
+        else if (field->type == SW_RECORD_REFS) {
+            /* A plane is a simple dtype: its record has no list-valued
+             * field, so this nests one level only. */
+            status = sw_record_emit(st, (sw_descriptor *)item, out);
+        }
+        else {
+            sw_level *level = (sw_level *)item;
+
+            status = sw_record_emit(st, (sw_descriptor *)level->scale, out);
+            if (status == 0) {
+                status = PyList_Append(out, level->block == st->whole
+                                            ? Py_None : level->block);
+            }
+        }
+    }
+    return status;
+}
+
+/* Append the record of `d` to `out`: its name, kind, fields and extension,
+ * a referenced descriptor's record in place of the reference.  A category
+ * chain is written with a stack of our own, so any depth is one flat run. */
+static int
+sw_record_emit(sw_state *st, sw_descriptor *d, PyObject *out)
+{
+    sw_record_emit_frame *stack, *grown;
+    Py_ssize_t depth = 0, capacity = 8;
+    int status = 0;
+
+    stack = PyMem_New(sw_record_emit_frame, capacity);
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    stack[depth++] = (sw_record_emit_frame){d, -1};
+    while (depth > 0 && status == 0) {
+        sw_record_emit_frame *frame = &stack[depth - 1];
+        const sw_record_layout *layout = sw_record_layout_of(frame->d->kind);
+        const sw_record_field *field;
+        PyObject *value, *item;
+
+        if (frame->next == -1) {
+            item = PyLong_FromLong(frame->d->kind);
+            status = item == NULL ? -1
+                : (PyList_Append(out, frame->d->name) < 0
+                   || PyList_Append(out, item) < 0) ? -1 : 0;
+            Py_XDECREF(item);
+            frame->next = 0;
+            continue;
+        }
+        if (frame->next == layout->nfields) {
+            item = sw_record_extension(st, frame->d->structure);
+            status = item == NULL ? -1 : PyList_Append(out, item);
+            Py_XDECREF(item);
+            depth--;
+            continue;
+        }
+        field = &layout->fields[frame->next++];
+        value = field->get(frame->d);
+        switch (field->type) {
+        case SW_RECORD_INT:
+            status = PyList_Append(out, value);
+            break;
+        case SW_RECORD_REF_OR_NONE:
+        case SW_RECORD_REF:
+            if (value == NULL) {
+                status = PyList_Append(out, Py_None);
+                break;
+            }
+            if (depth == capacity) {
+                capacity *= 2;
+                grown = PyMem_Resize(stack, sw_record_emit_frame, capacity);
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    status = -1;
+                    break;
+                }
+                stack = grown;
+            }
+            stack[depth++] = (sw_record_emit_frame){(sw_descriptor *)value, -1};
+            break;
+        default:
+            status = sw_record_emit_list(st, field, value, out);
+            break;
+        }
+    }
+    PyMem_Free(stack);
+    return status;
+}
+
+PyObject *
+sw_record_reduce(sw_state *st, sw_descriptor *d)
+{
+    PyObject *reduced, *list, *record, *args;
+
+    reduced = sw_private_get(st->pickles, (PyObject *)d);
+    if (reduced != NULL || PyErr_Occurred()) {
+        return reduced;
+    }
+    list = PyList_New(0);
+    if (list == NULL) {
+        return NULL;
+    }
+    if (sw_record_emit(st, d, list) < 0) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    record = PyList_AsTuple(list);
+    Py_DECREF(list);
+    if (record == NULL) {
+        return NULL;
+    }
+    args = d->module != NULL ? PyTuple_Pack(2, record, d->module)
+                             : PyTuple_Pack(1, record);
+    reduced = args == NULL ? NULL : PyTuple_Pack(2, st->reconstruct, args);
+    Py_XDECREF(args);
+    if (reduced != NULL && PyTuple_GET_SIZE(record) <= SW_RECORD_CACHE_MAX) {
+        /* Another thread may have made it first: keep the first. */
+        Py_SETREF(reduced, Py_XNewRef(sw_private_setdefault(
+                                          st->pickles, (PyObject *)d, reduced)));
+    }
+    Py_DECREF(record);
+    return reduced;
+}
+
+/* The record inside a __reduce__ value (borrowed). */
+static PyObject *
+sw_record_in(PyObject *reduced)
+{
+    return PyTuple_GET_ITEM(PyTuple_GET_ITEM(reduced, 1), 0);
+}
+
+/* ---- comparing -------------------------------------------------------------- */
+
+typedef struct {
+    PyObject *ours;     /* borrowed: kept alive by the registered record */
+    PyObject *theirs;   /* borrowed: kept alive by the caller's record */
+    Py_ssize_t next;
+} sw_record_frame;
+
+/* 1 if two leaves are equal with equal exact types (floats by their bits),
+ * 0 if not.  Never runs code of `theirs`: only exact built-in types are
+ * compared by value. */
+static int
+sw_record_leaf_equal(PyObject *ours, PyObject *theirs)
+{
+    PyTypeObject *tp = Py_TYPE(ours);
+
+    if (Py_TYPE(theirs) != tp) {
+        return 0;
+    }
+    if (tp == &PyUnicode_Type) {
+        return PyUnicode_Compare(ours, theirs) == 0;
+    }
+    if (tp == &PyLong_Type) {
+        /* Exact ints: compares without user code, and cannot fail. */
+        return PyObject_RichCompareBool(ours, theirs, Py_EQ) == 1;
+    }
+    if (tp == &PyFloat_Type) {
+        double a = PyFloat_AS_DOUBLE(ours), b = PyFloat_AS_DOUBLE(theirs);
+        return memcmp(&a, &b, sizeof a) == 0;
+    }
+    /* None, True, False and Whole are singletons, compared by identity. */
+    return 0;
+}
+
+/* 1 if `theirs` (untrusted) equals the registered record `ours` exactly,
+ * 0 if not, -1 on error.  Iterative, and only as deep as `ours` goes. */
+static int
+sw_record_equal(PyObject *ours, PyObject *theirs)
+{
+    sw_record_frame *stack, *grown;
+    Py_ssize_t depth = 0, capacity = 16;
+    int result = 1;
+
+    if (!PyTuple_CheckExact(theirs)
+        || PyTuple_GET_SIZE(theirs) != PyTuple_GET_SIZE(ours)) {
+        return 0;
+    }
+    stack = PyMem_New(sw_record_frame, capacity);
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    stack[depth++] = (sw_record_frame){ours, theirs, 0};
+    while (depth > 0) {
+        sw_record_frame *frame = &stack[depth - 1];
+        PyObject *a, *b;
+
+        if (frame->next == PyTuple_GET_SIZE(frame->ours)) {
+            depth--;
+            continue;
+        }
+        a = PyTuple_GET_ITEM(frame->ours, frame->next);
+        b = PyTuple_GET_ITEM(frame->theirs, frame->next);
+        frame->next++;
+        if (a == b) {
+            continue;
+        }
+        if (!PyTuple_CheckExact(a)) {
+            if (!sw_record_leaf_equal(a, b)) {
+                result = 0;
+                break;
+            }
+            continue;
+        }
+        if (!PyTuple_CheckExact(b) || PyTuple_GET_SIZE(b) != PyTuple_GET_SIZE(a)) {
+            result = 0;
+            break;
+        }
+        if (depth == capacity) {
+            capacity *= 2;
+            grown = PyMem_Resize(stack, sw_record_frame, capacity);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                result = -1;
+                break;
+            }
+            stack = grown;
+        }
+        stack[depth++] = (sw_record_frame){a, b, 0};
+    }
+    PyMem_Free(stack);
+    return result;
+}
+
+/* ---- describing a difference: a received record as a version-1 structure */
+
+/* ValueError for a record that is not a well-formed record. */
+static PyObject *
+sw_record_malformed(const char *what, PyObject *got)
+{
+    PyErr_Format(PyExc_ValueError,
+                 "malformed pickle record: expected %s, got %s", what,
+                 Py_TYPE(got)->tp_name);
+    return NULL;
+}
+
+/* The next item of a record being read (borrowed), or NULL with
+ * ValueError when the record ends first. */
+static PyObject *
+sw_record_next(PyObject *tokens, Py_ssize_t *pos, const char *what)
+{
+    if (*pos >= PyTuple_GET_SIZE(tokens)) {
+        PyErr_Format(PyExc_ValueError,
+                     "malformed pickle record: it ends where %s was expected",
+                     what);
+        return NULL;
+    }
+    return PyTuple_GET_ITEM(tokens, (*pos)++);
+}
+
+/* An extension received natively, encoded as version 1 (new ref).  The
+ * encoder accepts exactly the types structure_extension() may return. */
+static PyObject *
+sw_record_to_extension(sw_state *st, PyObject *ext)
+{
+    PyObject *encoded;
+
+    if (!PyTuple_CheckExact(ext)) {
+        return sw_record_malformed("an extension tuple", ext);
+    }
+    encoded = sw_structure_encode_extension(st, ext, st->reconstruct);
+    if (encoded == NULL && (PyErr_ExceptionMatches(PyExc_TypeError)
+                            || PyErr_ExceptionMatches(PyExc_RecursionError))) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError,
+                        "malformed pickle record: its extension holds a "
+                        "value that is not an exact str, int, float, bool, "
+                        "None, Whole or tuple of those");
+    }
+    return encoded;
+}
+
+static PyObject *sw_record_parse(sw_state *st, PyObject *tokens,
+                                 Py_ssize_t *pos, PyObject **name);
+
+/* ("ref", "str:<name>", <structure>) for the record at *pos (new ref). */
+static PyObject *
+sw_record_parse_ref(sw_state *st, PyObject *tokens, Py_ssize_t *pos)
+{
+    PyObject *name = NULL, *structure, *tagged, *ref;
+
+    structure = sw_record_parse(st, tokens, pos, &name);
+    if (structure == NULL) {
+        return NULL;
+    }
+    tagged = PyUnicode_FromFormat("str:%U", name);
+    ref = tagged == NULL ? NULL
+        : PyTuple_Pack(3, st->labels[SW_LABEL_REF], tagged, structure);
+    Py_XDECREF(tagged);
+    Py_DECREF(structure);
+    return ref;
+}
+
+/* The item of a list-valued field at *pos, as version 1 (new ref): a
+ * plane's reference, a Level, or a rule.  For a Level, *block receives
+ * its block (borrowed). */
+static PyObject *
+sw_record_parse_item(sw_state *st, sw_record_type type, PyObject *tokens,
+                     Py_ssize_t *pos, PyObject **block)
+{
+    PyObject *out = NULL, *encoded = NULL, *first = NULL, *second = NULL;
+
+    if (type == SW_RECORD_REFS) {
+        return sw_record_parse_ref(st, tokens, pos);
+    }
+    if (type == SW_RECORD_RULES) {
+        PyObject *qualname = sw_record_next(tokens, pos, "a rule's name"), *ext;
+
+        if (qualname == NULL) {
+            return NULL;
+        }
+        if (!PyUnicode_CheckExact(qualname)) {
+            return sw_record_malformed("a str rule name", qualname);
+        }
+        ext = sw_record_next(tokens, pos, "a rule's extension");
+        encoded = ext == NULL ? NULL : sw_record_to_extension(st, ext);
+        if (encoded != NULL) {
+            first = PyUnicode_FromFormat("str:%U", qualname);
+            second = sw_structure_field(st, SW_LABEL_EXTENSION, encoded);
+        }
+        out = first && second
+            ? PyTuple_Pack(3, st->labels[SW_LABEL_REPRESENTATION_RULE], first,
+                           second)
+            : NULL;
+        goto done;
+    }
+    out = sw_record_parse_ref(st, tokens, pos);
+    if (out == NULL) {
+        return NULL;
+    }
+    *block = sw_record_next(tokens, pos, "a block");
+    encoded = *block == NULL ? NULL
+            : *block == Py_None ? Py_NewRef(st->labels[SW_LABEL_WHOLE])
+            : PyLong_CheckExact(*block) ? sw_structure_encode_int(*block)
+            : sw_record_malformed("an int or None block", *block);
+    if (encoded != NULL) {
+        first = sw_structure_field(st, SW_LABEL_SCALE, out);
+        second = sw_structure_field(st, SW_LABEL_BLOCK, encoded);
+    }
+    Py_SETREF(out, first && second
+              ? PyTuple_Pack(3, st->labels[SW_LABEL_LEVEL], first, second)
+              : NULL);
+
+done:
+    Py_XDECREF(first);
+    Py_XDECREF(second);
+    Py_XDECREF(encoded);
+    return out;
+}
+
+/* ("representation_rules", (<LevelExtent(i, block) structure>, ...)) for
+ * the blocks of a received block-scaled record's levels, which have been
+ * read already (new ref). */
+static PyObject *
+sw_record_rules_from_levels(sw_state *st, PyObject *blocks)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(blocks);
+    PyTypeObject *tp = st->level_extent_type;
+    PyObject *module, *name, *qualname = NULL, *rules = NULL, *field;
+
+    /* As rule.c records it: "str:<module>.<qualname>" of the class. */
+    module = PyObject_GetAttr((PyObject *)tp, st->str_module);
+    name = module == NULL ? NULL : PyType_GetQualName(tp);
+    if (name != NULL) {
+        qualname = PyUnicode_FromFormat("str:%U.%U", module, name);
+    }
+    Py_XDECREF(module);
+    Py_XDECREF(name);
+    rules = qualname == NULL ? NULL : PyTuple_New(n);
+    for (i = 0; rules != NULL && i < n; i++) {
+        PyObject *block = PyTuple_GET_ITEM(blocks, i);
+        PyObject *index = PyLong_FromSsize_t(i), *ext = NULL, *rule = NULL;
+
+        if (index != NULL) {
+            ext = PyTuple_Pack(2, index, block == Py_None ? st->whole : block);
+            Py_DECREF(index);
+        }
+        if (ext != NULL) {
+            Py_SETREF(ext, sw_structure_encode_extension(st, ext, st->reconstruct));
+        }
+        if (ext != NULL) {
+            Py_SETREF(ext, sw_structure_field(st, SW_LABEL_EXTENSION, ext));
+        }
+        if (ext != NULL) {
+            rule = PyTuple_Pack(3, st->labels[SW_LABEL_REPRESENTATION_RULE],
+                                qualname, ext);
+            Py_DECREF(ext);
+        }
+        if (rule == NULL) {
+            Py_CLEAR(rules);
+            break;
+        }
+        PyTuple_SET_ITEM(rules, i, rule);
+    }
+    Py_XDECREF(qualname);
+    if (rules == NULL) {
+        return NULL;
+    }
+    field = sw_structure_field(st, SW_LABEL_REPRESENTATION_RULES, rules);
+    Py_DECREF(rules);
+    return field;
+}
+
+/* One field at *pos, as version 1 (new ref).  For the levels, *blocks
+ * receives a new tuple of their blocks. */
+static PyObject *
+sw_record_parse_field(sw_state *st, const sw_record_field *field,
+                      PyObject *tokens, Py_ssize_t *pos, PyObject **blocks)
+{
+    PyObject *value, *result;
+    Py_ssize_t i, n;
+
+    switch (field->type) {
+    case SW_RECORD_INT:
+        value = sw_record_next(tokens, pos, "an int");
+        if (value == NULL) {
+            return NULL;
+        }
+        if (!PyLong_CheckExact(value)) {
+            return sw_record_malformed("an int", value);
+        }
+        return sw_structure_encode_int(value);
+    case SW_RECORD_REF_OR_NONE:
+        if (*pos < PyTuple_GET_SIZE(tokens)
+            && PyTuple_GET_ITEM(tokens, *pos) == Py_None) {
+            (*pos)++;
+            return Py_NewRef(st->labels[SW_LABEL_NONE]);
+        }
+        /* fall through */
+    case SW_RECORD_REF:
+        return sw_record_parse_ref(st, tokens, pos);
+    default:
+        break;
+    }
+    value = sw_record_next(tokens, pos, "a count");
+    if (value == NULL) {
+        return NULL;
+    }
+    n = PyLong_CheckExact(value) ? PyLong_AsSsize_t(value) : -1;
+    if (n == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+    }
+    /* Every item takes at least one more item of the record. */
+    if (n < 0 || n > PyTuple_GET_SIZE(tokens) - *pos) {
+        return sw_record_malformed("a count of the items that follow", value);
+    }
+    result = PyTuple_New(n);
+    if (field->type == SW_RECORD_LEVELS && result != NULL) {
+        *blocks = PyTuple_New(n);
+        if (*blocks == NULL) {
+            Py_CLEAR(result);
+        }
+    }
+    for (i = 0; result != NULL && i < n; i++) {
+        PyObject *block = NULL;
+        PyObject *out = sw_record_parse_item(st, field->type, tokens, pos,
+                                             &block);
+        if (out == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyTuple_SET_ITEM(result, i, out);
+        if (block != NULL) {
+            PyTuple_SET_ITEM(*blocks, i, Py_NewRef(block));
+        }
+    }
+    return result;
+}
+
+/* The version-1 structure of the record at *pos (new ref), moving *pos
+ * past it; *name receives its name (borrowed).  ValueError for a record
+ * that is not well formed or nests deeper than the recursion limit. */
+static PyObject *
+sw_record_parse(sw_state *st, PyObject *tokens, Py_ssize_t *pos,
+                PyObject **name)
+{
+    const sw_record_layout *layout;
+    PyObject *structure = NULL, *item, *blocks = NULL;
+    long kind;
+    int f;
+
+    *name = sw_record_next(tokens, pos, "a name");
+    if (*name == NULL) {
+        return NULL;
+    }
+    if (!PyUnicode_CheckExact(*name)) {
+        return sw_record_malformed("a str name", *name);
+    }
+    item = sw_record_next(tokens, pos, "a kind number");
+    if (item == NULL) {
+        return NULL;
+    }
+    kind = PyLong_CheckExact(item) ? PyLong_AsLong(item) : -1;
+    if (kind == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+    }
+    layout = sw_record_layout_of(kind);
+    if (layout == NULL) {
+        return sw_record_malformed("a descriptor kind number", item);
+    }
+    if (Py_EnterRecursiveCall(" while describing a pickle record")) {
+        if (PyErr_ExceptionMatches(PyExc_RecursionError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError,
+                            "the pickle record nests its references deeper "
+                            "than this process can describe");
+        }
+        return NULL;
+    }
+    structure = PyTuple_New(2 + layout->nfields + layout->rules_from_levels);
+    if (structure == NULL) {
+        goto done;
+    }
+    PyTuple_SET_ITEM(structure, 0, Py_NewRef(st->labels[layout->contract]));
+    for (f = 0; f <= layout->nfields; f++) {
+        PyObject *encoded;
+        sw_label label;
+
+        if (f == layout->nfields) {
+            label = SW_LABEL_EXTENSION;
+            item = sw_record_next(tokens, pos, "an extension tuple");
+            encoded = item == NULL ? NULL : sw_record_to_extension(st, item);
+        }
+        else {
+            label = layout->fields[f].label;
+            encoded = sw_record_parse_field(st, &layout->fields[f], tokens,
+                                            pos, &blocks);
+        }
+        item = encoded == NULL ? NULL : sw_structure_field(st, label, encoded);
+        Py_XDECREF(encoded);
+        if (item == NULL) {
+            Py_CLEAR(structure);
+            goto done;
+        }
+        PyTuple_SET_ITEM(structure, 1 + f + (f == layout->nfields
+                                             ? layout->rules_from_levels : 0),
+                         item);
+    }
+    if (layout->rules_from_levels) {
+        /* The levels, the last list-valued field, were read and checked. */
+        item = sw_record_rules_from_levels(st, blocks);
+        if (item == NULL) {
+            Py_CLEAR(structure);
+            goto done;
+        }
+        PyTuple_SET_ITEM(structure, 1 + layout->nfields, item);
+    }
+
+done:
+    Py_XDECREF(blocks);
+    Py_LeaveRecursiveCall();
+    return structure;
+}
+
+/* The version-1 structure a whole received record stands for (new ref). */
+static PyObject *
+sw_record_to_structure(sw_state *st, PyObject *record)
+{
+    Py_ssize_t pos = 0;
+    PyObject *name, *structure = sw_record_parse(st, record, &pos, &name);
+
+    if (structure != NULL && pos != PyTuple_GET_SIZE(record)) {
+        PyErr_Format(PyExc_ValueError,
+                     "malformed pickle record: %zd items after its end",
+                     PyTuple_GET_SIZE(record) - pos);
+        Py_CLEAR(structure);
+    }
+    return structure;
+}
+
+/* ---- loading ---------------------------------------------------------------- */
+
+int
+sw_record_check(sw_state *st, sw_descriptor *d, PyObject *record)
+{
+    PyObject *reduced, *theirs, *diff;
+    int equal;
+
+    reduced = sw_record_reduce(st, d);
+    if (reduced == NULL) {
+        return -1;
+    }
+    equal = sw_record_equal(sw_record_in(reduced), record);
+    Py_DECREF(reduced);
+    if (equal != 0) {
+        return equal < 0 ? -1 : 0;
+    }
+    theirs = sw_record_to_structure(st, record);
+    if (theirs == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyObject *type, *value, *tb;
+
+            PyErr_Fetch(&type, &value, &tb);
+            PyErr_NormalizeException(&type, &value, &tb);
+            PyErr_Format(PyExc_ValueError, "cannot unpickle descriptor %R: %S",
+                         d->name, value != NULL ? value : Py_None);
+            Py_XDECREF(type);
+            Py_XDECREF(value);
+            Py_XDECREF(tb);
+        }
+        return -1;
+    }
+    diff = sw_structure_diff(d->structure, theirs);
+    Py_DECREF(theirs);
+    if (diff == NULL) {
+        return -1;
+    }
+    if (diff == Py_None) {
+        /* Equal as structures, different as records: only a value the
+         * version-1 encoding cannot tell apart, which none is. */
+        Py_DECREF(diff);
+        PyErr_Format(PyExc_ValueError,
+                     "cannot unpickle descriptor %R: the pickle record "
+                     "differs from the one registered in this process",
+                     d->name);
+        return -1;
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "cannot unpickle descriptor %R: the pickled structure "
+                 "differs from the one registered in this process %U",
+                 d->name, diff);
+    Py_DECREF(diff);
+    return -1;
+}
