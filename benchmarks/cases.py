@@ -177,7 +177,7 @@ def build_benches():
         efn=E.from_name,
         pef=dumps(ef),
         de={m: j for j, m in enumerate(E)},
-        payload=dumps((f.name, f.structure())),
+        payload=dumps(f.__reduce__()[1]),
         reconstruct=getattr(_sw_c, "_reconstruct", None),
         # An unpickled copy, as _reconstruct receives it (the registered
         # object itself would take an identity shortcut).
@@ -228,7 +228,7 @@ def build_benches():
         group="reference")
     add("ref.cached_str", "repr(True): a repr that returns a cached string",
         "repr(t)", group="reference")
-    add("ref.payload", "pickle.loads of the payload alone: (name, structure)",
+    add("ref.payload", "pickle.loads of the payload alone: the record",
         "loads(payload)", group="reference")
     if ns["reconstruct"] is not None:
         add("ref.reconstruct", "_reconstruct(name, structure) called directly",
@@ -271,13 +271,13 @@ def build_benches():
          None, "floor.call"),
         ("registered.narrowed_bound", "SimpleDType.registered(), pre-bound",
          "sreg()", None, "floor.call"),
-        ("dumps", "pickle.dumps(Float32)", "dumps(f)", "dumps(ef)",
+        ("dumps", "pickle.dumps(Float32), %d bytes" % len(ns["pf"]), "dumps(f)", "dumps(ef)",
          "floor.dumps"),
         ("loads", "pickle.loads(<Float32 pickle>)", "loads(pf)",
          "loads(pef)", "floor.loads"),
         ("roundtrip", "pickle round trip, Float32", "loads(dumps(f))",
          "loads(dumps(ef))", "floor.rt"),
-        ("dumps.block", "pickle.dumps(NVFP4)", "dumps(nv)", None,
+        ("dumps.block", "pickle.dumps(NVFP4), %d bytes" % len(ns["pnv"]), "dumps(nv)", None,
          "floor.dumps"),
         ("loads.block", "pickle.loads(<NVFP4 pickle>)", "loads(pnv)",
          None, "floor.loads"),
@@ -318,6 +318,8 @@ def third_party_benches(base):
         out += [
             Bench("np.dtype", "np.dtype('float32')", "npdtype('float32')", ns,
                   v, floor="floor.get"),
+            Bench("np.dumps", "pickle.dumps(np.dtype('float32')), %d bytes"
+                  % len(ns["pnp"]), "dumps(nf32)", ns, v, floor="floor.dumps"),
             Bench("np.loads", "pickle.loads(<np.dtype('float32') pickle>)",
                   "loads(pnp)", ns, v, floor="floor.loads"),
             Bench("np.roundtrip", "pickle round trip, np.dtype('float32')",

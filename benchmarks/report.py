@@ -156,6 +156,16 @@ def evaluate_targets(by, reg, scale, memory, quick):
            "pickle.loads of a builtin global", "loads", "floor.loads", 1.5)
     within("block-scaled round trip within 2x of a simple one (NVFP4)",
            "roundtrip.block", "roundtrip", 2.0)
+    within("pickle.loads of NVFP4 within 1.5x of Float32's",
+           "loads.block", "loads", 1.5)
+    if "np.loads" in by:
+        for key, what in [("dumps", "pickle.dumps"), ("loads", "pickle.loads"),
+                          ("roundtrip", "the pickle round trip")]:
+            within("%s of Float32 at or below numpy's np.dtype('float32')"
+                   % what, key, "np." + key, 1.0)
+    else:
+        T.append(("Float32 pickle at or below numpy's", "numpy not installed",
+                  None))
     within("repr of a registered descriptor within 2x of returning a cached "
            "string", "repr", "ref.cached_str", 2.0)
     T.append(("registering a SimpleDType under 2 µs",
@@ -335,7 +345,7 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
     L.append("")
     L.append("Rows in the `reference` group are not floors: they show what "
              "the interpreter itself spends on parts of an operation (raising "
-             "and catching a `KeyError`; unpickling the `(name, structure)` "
+             "and catching a `KeyError`; unpickling the record "
              "payload a descriptor pickle carries; calling the reconstructor "
              "directly).")
     L.append("")
@@ -428,10 +438,12 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
                  % (fmt_ns(by["registered"].ns),
                     fmt_ns(by["registered.bound"].ns),
                     ratio(by, "registered.bound", "floor.call")))
-        L.append("- unpickling the `(name, structure)` payload alone costs %s "
+        L.append("- unpickling the record alone costs %s "
                  "ns (%.2fx `pickle.loads` of `int`), because a descriptor "
-                 "pickle carries its structure by design (docs/design.md, "
-                 "Pickling; the receiving process compares it); "
+                 "pickle carries its structure by design (docs/structure.md, "
+                 "version 2; the receiving process compares it); the rest of "
+                 "`pickle.loads` is the unpickler finding `_reconstruct` "
+                 "(an import lookup every load pays, numpy's included); "
                  "`_reconstruct` itself costs %s ns;"
                  % (fmt_ns(by["ref.payload"].ns),
                     ratio(by, "ref.payload", "floor.loads"),
