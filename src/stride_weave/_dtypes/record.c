@@ -561,8 +561,7 @@ sw_record_to_extension(sw_state *st, PyObject *ext)
         return sw_record_malformed("an extension tuple", ext);
     }
     encoded = sw_structure_encode_extension(st, ext, st->reconstruct);
-    if (encoded == NULL && (PyErr_ExceptionMatches(PyExc_TypeError)
-                            || PyErr_ExceptionMatches(PyExc_RecursionError))) {
+    if (encoded == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
         PyErr_Clear();
         PyErr_SetString(PyExc_ValueError,
                         "malformed pickle record: its extension holds a "
@@ -801,13 +800,7 @@ sw_record_parse(sw_state *st, PyObject *tokens, Py_ssize_t *pos,
         return sw_record_malformed("a descriptor kind number", item);
     }
     if (Py_EnterRecursiveCall(" while describing a pickle record")) {
-        if (PyErr_ExceptionMatches(PyExc_RecursionError)) {
-            PyErr_Clear();
-            PyErr_SetString(PyExc_ValueError,
-                            "the pickle record nests its references deeper "
-                            "than this process can describe");
-        }
-        return NULL;
+        return NULL;    /* made a ValueError once unwound (sw_record_check) */
     }
     structure = PyTuple_New(2 + layout->nfields + layout->rules_from_levels);
     if (structure == NULL) {
@@ -889,6 +882,14 @@ sw_record_check(sw_state *st, sw_descriptor *d, PyObject *record)
     }
     theirs = sw_record_to_structure(st, record);
     if (theirs == NULL) {
+        /* Converted only here, with the stack unwound: raising a new
+         * exception at the recursion limit itself fails on CPython 3.12+. */
+        if (PyErr_ExceptionMatches(PyExc_RecursionError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError,
+                            "malformed pickle record: it nests deeper than "
+                            "this process can describe");
+        }
         if (PyErr_ExceptionMatches(PyExc_ValueError)) {
             PyObject *type, *value, *tb;
 
