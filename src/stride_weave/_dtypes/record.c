@@ -7,22 +7,19 @@
  *
  * kind is the descriptor kind's number (kind.h; the C API's numbers), the
  * fields come in the order of sw_record_layouts below, values the model
- * types are native (a width is an int), a referenced descriptor is its own
- * record, and the extension holds the structure_extension() values
- * themselves: pickle keeps str, int, bool, float and None apart, and the
- * comparison here requires exact types, so True, 1 and 1.0 still differ.
+ * types are native (a width is an int), a referenced descriptor's record is
+ * written in place, a list is its length followed by its items, and the
+ * extension holds the structure_extension() values themselves: pickle keeps
+ * str, int, bool, float and None apart, and the comparison here requires
+ * exact types, so True, 1 and 1.0 still differ.
  *
- * A descriptor's record is made once, on first use, and kept in a private
- * table with the whole __reduce__ value; a record refers to the records of
- * the descriptors it references, so one pickle that mentions Floating three
- * times carries it once (pickle memoizes by identity).  Equal records mean
- * equal structures; on a difference the received record is converted back
- * to a version-1 structure and compared with the registered one, so the
- * message names the first difference exactly as for a version-1 pickle.
- *
- * Records can be as deep as a category chain, so making and comparing them
- * keep their own stacks; only the description of a difference recurses
- * (under the interpreter's recursion guard).
+ * A record is flat however deep its category chain: making it keeps a
+ * stack of its own, and comparing it recurses only into extension values.
+ * A descriptor's __reduce__ value is made once, on first use, and kept in
+ * a private table.  Equal records mean equal structures; on a difference
+ * the received record is converted back to a version-1 structure and
+ * compared with the registered one, so the message names the first
+ * difference exactly as for a version-1 pickle.
  */
 #include "record.h"
 #include "descriptor.h"
@@ -160,12 +157,10 @@ sw_record_native(sw_state *st, PyObject *leaf)
         Py_ssize_t n = PyUnicode_GET_LENGTH(leaf);
         PyObject *rest;
 
-        if (leaf == st->labels[SW_LABEL_NONE]
-            || PyUnicode_CompareWithASCIIString(leaf, "none") == 0) {
+        if (PyUnicode_CompareWithASCIIString(leaf, "none") == 0) {
             Py_RETURN_NONE;
         }
-        if (leaf == st->labels[SW_LABEL_WHOLE]
-            || PyUnicode_CompareWithASCIIString(leaf, "whole") == 0) {
+        if (PyUnicode_CompareWithASCIIString(leaf, "whole") == 0) {
             return Py_NewRef(st->whole);
         }
         if (PyUnicode_CompareWithASCIIString(leaf, "bool:True") == 0) {
@@ -432,12 +427,6 @@ sw_record_in(PyObject *reduced)
 
 /* ---- comparing -------------------------------------------------------------- */
 
-typedef struct {
-    PyObject *ours;     /* borrowed: kept alive by the registered record */
-    PyObject *theirs;   /* borrowed: kept alive by the caller's record */
-    Py_ssize_t next;
-} sw_record_frame;
-
 /* 1 if two leaves are equal with equal exact types (floats by their bits),
  * 0 if not.  Never runs code of `theirs`: only exact built-in types are
  * compared by value. */
@@ -465,62 +454,32 @@ sw_record_leaf_equal(PyObject *ours, PyObject *theirs)
 }
 
 /* 1 if `theirs` (untrusted) equals the registered record `ours` exactly,
- * 0 if not, -1 on error.  Iterative, and only as deep as `ours` goes. */
+ * 0 if not, -1 on error.  It recurses only where `ours` nests (extension
+ * values, whose depth registration bounded), whatever `theirs` holds. */
 static int
 sw_record_equal(PyObject *ours, PyObject *theirs)
 {
-    sw_record_frame *stack, *grown;
-    Py_ssize_t depth = 0, capacity = 16;
+    Py_ssize_t i, n;
     int result = 1;
 
-    if (!PyTuple_CheckExact(theirs)
-        || PyTuple_GET_SIZE(theirs) != PyTuple_GET_SIZE(ours)) {
+    if (ours == theirs) {
+        return 1;
+    }
+    if (!PyTuple_CheckExact(ours)) {
+        return sw_record_leaf_equal(ours, theirs);
+    }
+    n = PyTuple_GET_SIZE(ours);
+    if (!PyTuple_CheckExact(theirs) || PyTuple_GET_SIZE(theirs) != n) {
         return 0;
     }
-    stack = PyMem_New(sw_record_frame, capacity);
-    if (stack == NULL) {
-        PyErr_NoMemory();
+    if (Py_EnterRecursiveCall(" while comparing a pickle record")) {
         return -1;
     }
-    stack[depth++] = (sw_record_frame){ours, theirs, 0};
-    while (depth > 0) {
-        sw_record_frame *frame = &stack[depth - 1];
-        PyObject *a, *b;
-
-        if (frame->next == PyTuple_GET_SIZE(frame->ours)) {
-            depth--;
-            continue;
-        }
-        a = PyTuple_GET_ITEM(frame->ours, frame->next);
-        b = PyTuple_GET_ITEM(frame->theirs, frame->next);
-        frame->next++;
-        if (a == b) {
-            continue;
-        }
-        if (!PyTuple_CheckExact(a)) {
-            if (!sw_record_leaf_equal(a, b)) {
-                result = 0;
-                break;
-            }
-            continue;
-        }
-        if (!PyTuple_CheckExact(b) || PyTuple_GET_SIZE(b) != PyTuple_GET_SIZE(a)) {
-            result = 0;
-            break;
-        }
-        if (depth == capacity) {
-            capacity *= 2;
-            grown = PyMem_Resize(stack, sw_record_frame, capacity);
-            if (grown == NULL) {
-                PyErr_NoMemory();
-                result = -1;
-                break;
-            }
-            stack = grown;
-        }
-        stack[depth++] = (sw_record_frame){a, b, 0};
+    for (i = 0; i < n && result == 1; i++) {
+        result = sw_record_equal(PyTuple_GET_ITEM(ours, i),
+                                 PyTuple_GET_ITEM(theirs, i));
     }
-    PyMem_Free(stack);
+    Py_LeaveRecursiveCall();
     return result;
 }
 
