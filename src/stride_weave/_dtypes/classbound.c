@@ -27,7 +27,7 @@ sw_classbound_from_name(PyObject *cls, PyObject *name)
     if (exact == NULL) {
         return NULL;
     }
-    found = sw_registry_find(&st->registry, exact);
+    found = sw_miss_find(st, exact);
     if (found == NULL) {
         Py_DECREF(exact);
         return NULL;

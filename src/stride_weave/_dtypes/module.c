@@ -357,7 +357,8 @@ sw_module_build_graph(PyObject *module, sw_state *st)
         return -1;
     }
     if (sw_classcheck_init(module, st) < 0
-        || sw_classcheck_install(st, st->meta_type) < 0) {
+        || sw_classcheck_install(st, st->meta_type) < 0
+        || sw_miss_create_type(module, st) < 0) {
         return -1;
     }
     if (sw_whole_create(module, st) < 0 || sw_rule_create_types(module, st) < 0
@@ -408,6 +409,7 @@ sw_module_export(PyObject *module, sw_state *st)
         {"Whole", st->whole},
         {"Level", (PyObject *)st->level_type},
         {"SymbolicBits", (PyObject *)st->symbolic_type},
+        {"UnknownNameError", (PyObject *)st->unknown_name_type},
         {NULL, NULL},
     };
     int i;
