@@ -198,7 +198,33 @@ sw_classcheck_bound_signature(PyObject *self, void *Py_UNUSED(closure))
     return PyUnicode_FromStringAndSize(start, end - start);
 }
 
+/* inspect.signature() reads builtins from __text_signature__ but other
+ * callables from __signature__: the signature of type's method bound to
+ * the class, i.e. what the builtin this replaces had. */
+static PyObject *
+sw_classcheck_bound_inspect(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_classcheck_bound *b = (sw_classcheck_bound *)self;
+    PyObject *inspect = NULL, *method = NULL, *bound = NULL, *result = NULL;
+
+    inspect = PyImport_ImportModule("inspect");
+    method = sw_classcheck_type_method(((sw_type *)b->cls)->state, b->index);
+    if (inspect == NULL || method == NULL) {
+        goto done;
+    }
+    bound = Py_TYPE(method)->tp_descr_get(method, b->cls, NULL);
+    if (bound != NULL) {
+        result = PyObject_CallMethod(inspect, "signature", "O", bound);
+    }
+done:
+    Py_XDECREF(inspect);
+    Py_XDECREF(method);
+    Py_XDECREF(bound);
+    return result;
+}
+
 static PyGetSetDef sw_classcheck_bound_getset[] = {
+    {"__signature__", sw_classcheck_bound_inspect, NULL, NULL, NULL},
     {"__self__", sw_classcheck_bound_self, NULL, NULL, NULL},
     {"__name__", sw_classcheck_bound_name, NULL, NULL, NULL},
     {"__qualname__", sw_classcheck_bound_qualname, NULL, NULL, NULL},
@@ -256,10 +282,9 @@ sw_classcheck_bound_dealloc(PyObject *self)
     Py_DECREF(tp);
 }
 
+/* No Py_tp_doc: the type's __doc__ string would shadow the __doc__
+ * getset its instances answer with. */
 static PyType_Slot sw_classcheck_bound_slots[] = {
-    {Py_tp_doc, (void *)PyDoc_STR(
-        "A class's __instancecheck__ or __subclasscheck__, made once per "
-        "class of the model's metaclasses.")},
     {Py_tp_call, PyVectorcall_Call},
     {Py_tp_repr, sw_classcheck_bound_repr},
     {Py_tp_getset, sw_classcheck_bound_getset},
@@ -347,16 +372,8 @@ sw_classcheck_getname(PyObject *self, void *Py_UNUSED(closure))
         sw_classcheck_names[((sw_classcheck *)self)->index]);
 }
 
-static PyObject *
-sw_classcheck_getdoc(PyObject *self, void *Py_UNUSED(closure))
-{
-    return PyUnicode_FromString(
-        sw_classcheck_docs[((sw_classcheck *)self)->index]);
-}
-
 static PyGetSetDef sw_classcheck_getset[] = {
     {"__name__", sw_classcheck_getname, NULL, NULL, NULL},
-    {"__doc__", sw_classcheck_getdoc, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
