@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from stride_weave.dtypes import DType, SimpleDType
+from stride_weave.dtypes import DType, RepresentationRule, SimpleDType
 
 from harness import Bench, run_benches, time_registrations, traced_bytes
 
@@ -34,6 +34,13 @@ BLOCK_SCALED_NOTE = (
     "E4M3 scales per 16 elements and one Float32 scale per tensor)."
 )
 
+
+
+class _BenchRule(RepresentationRule):
+    """A user rule class: isinstance() against RepresentationRule."""
+
+    def validate(self, context):
+        return None
 
 
 def make_simple(name, _S=SimpleDType, _F=DType.Floating):
@@ -150,6 +157,9 @@ def build_benches():
     class Plain:
         x = 1
 
+    class PlainSub(Plain):
+        pass
+
     # Instances of user subclasses: their classes inherit the model's
     # methods (no per-class method descriptors), and one without __slots__
     # reads its own attributes through the class's own getattr.
@@ -168,7 +178,8 @@ def build_benches():
         k="Float32", m="NoSuchDType", mc="float32",
         get={n: d for n, d in zip(names, builtins_)}.get,
         d={n: d for n, d in zip(names, builtins_)},
-        x=1, C=Plain, o=object(), us=us, up=up, t=True,
+        x=1, C=Plain, o=object(), us=us, up=up, t=True, ps=PlainSub(),
+        U=UserSlots, R=RepresentationRule, rule=_BenchRule(),
         do={object(): 0 for _ in range(13)},
         dk={b: j for j, b in enumerate(builtins_)},
         dumps=dumps, loads=loads, deepcopy=deepcopy,
@@ -184,6 +195,8 @@ def build_benches():
         fstruct=loads(dumps(f.structure())),
     )
     ns["do"][ns["o"]] = 1
+    assert isinstance(ns["ps"], Plain) and isinstance(us, S)
+    assert isinstance(ns["rule"], RepresentationRule) and issubclass(UserSlots, D)
 
     # Correctness of what is timed.
     assert ns["fn"]("Float32") is f and ns["sfn"]("Float32") is f
@@ -224,6 +237,10 @@ def build_benches():
         group="reference")
     add("ref.keyerror", "d[missing], KeyError caught", miss.format("d.__getitem__"),
         group="reference")
+    add("ref.keyerror_subscript", "d[k] on a small dict, missing key, KeyError "
+        "caught", "try:\n    d[m]\nexcept KeyError:\n    pass", group="reference")
+    add("ref.isinstance_sub", "isinstance(y, P): a plain class, y an instance "
+        "of a plain subclass", "isinstance(ps, C)", group="reference")
     add("ref.getset", "a C getset attribute: x.real, x = 1", "x.real",
         group="reference")
     add("ref.cached_str", "repr(True): a repr that returns a cached string",
@@ -290,6 +307,19 @@ def build_benches():
         ("repr", "repr(Float32)", "repr(f)", "repr(ef)", "floor.call"),
         ("isinstance", "isinstance(Float32, SimpleDType)",
          "isinstance(f, S)", "isinstance(ef, E)", "floor.isinstance"),
+        ("isinstance.abstract", "isinstance(Float32, DType)",
+         "isinstance(f, D)", None, "floor.isinstance"),
+        ("isinstance.user", "isinstance(<user subclass instance>, SimpleDType)",
+         "isinstance(us, S)", None, "floor.isinstance"),
+        ("isinstance.rule", "isinstance(<user rule>, RepresentationRule)",
+         "isinstance(rule, R)", None, "floor.isinstance"),
+        ("isinstance.miss", "isinstance(1, DType)", "isinstance(x, D)", None,
+         "floor.isinstance"),
+        ("issubclass", "issubclass(<user subclass>, DType)",
+         "issubclass(U, D)", None, "floor.isinstance"),
+        ("from_name.miss_as_written", "from_name miss, as written "
+         "(DType.from_name), LookupError caught", miss.format("D.from_name"),
+         None, "floor.get"),
     ]
     for key, label, stmt, estmt, floor in pairs:
         add(key, label, stmt, group=sw, floor=floor,

@@ -152,6 +152,23 @@ def evaluate_targets(by, reg, scale, memory, quick):
             under_2x_at_100k(T, largest, "registered.bound",
                              "registered() (pre-bound)")
         under_2x_at_100k(T, largest, key, what)
+    # Class calls as written against their pre-bound forms; isinstance against
+    # a model class (the metaclass's __instancecheck__) against a plain
+    # class's non-exact match; a caught miss against a caught KeyError.
+    within("DType.from_name(k) as written within 1.5x of its pre-bound form",
+           "from_name.hit_user", "from_name.hit", 1.5)
+    within("DType.registered() as written within 1.5x of its pre-bound form",
+           "registered", "registered.bound", 1.5)
+    for key, what in [("isinstance.abstract", "isinstance(Float32, DType)"),
+                      ("isinstance.user", "isinstance(<user subclass "
+                       "instance>, SimpleDType)"),
+                      ("isinstance.rule", "isinstance(<user rule>, "
+                       "RepresentationRule)")]:
+        within("%s within 1.5x of isinstance against a plain class "
+               "(non-exact match)" % what, key, "ref.isinstance_sub", 1.5)
+    within("from_name miss (pre-bound, LookupError caught) within 1.5x of a "
+           "caught KeyError on a small dict", "from_name.miss",
+           "ref.keyerror_subscript", 1.5)
     within("pickle.loads of a built-in simple descriptor within 1.5x of "
            "pickle.loads of a builtin global", "loads", "floor.loads", 1.5)
     within("block-scaled round trip within 2x of a simple one (NVFP4)",

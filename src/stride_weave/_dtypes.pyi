@@ -249,6 +249,15 @@ class SymbolicBits:
 
 # The C API capsule "stride_weave._dtypes._C_API", for C extensions through
 # <stride_weave/dtypes.h> (docs/c-api.md); not for Python code.
+@final
+class UnknownNameError(LookupError):
+    """No descriptor is registered under the name looked up.
+
+    Private to stride_weave (not exported by stride_weave.dtypes): catch
+    LookupError.  The message (args[0], str()) is formatted when first read,
+    from the names registered when the lookup failed.
+    """
+
 _C_API: object
 
 def _reconstruct(

@@ -140,7 +140,7 @@ sw_capi_lookup(PyObject *exact)
     if (st == NULL || sw_state_check(st) < 0) {
         return NULL;
     }
-    return sw_registry_find(&st->registry, exact);
+    return sw_miss_find(st, exact);
 }
 
 static PyObject *

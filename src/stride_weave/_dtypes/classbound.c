@@ -27,7 +27,7 @@ sw_classbound_from_name(PyObject *cls, PyObject *name)
     if (exact == NULL) {
         return NULL;
     }
-    found = sw_registry_find(&st->registry, exact);
+    found = sw_miss_find(st, exact);
     if (found == NULL) {
         Py_DECREF(exact);
         return NULL;
@@ -117,7 +117,9 @@ sw_classbound_get(PyObject *self, PyObject *obj, PyObject *type)
     bound = ((sw_type *)cls)->bound[index];
     if (bound == NULL) {
         bound = PyCFunction_NewEx(def, cls, NULL);
-        ((sw_type *)cls)->bound[index] = bound;   /* the class keeps it */
+        /* The class keeps it; sw_classbound_cached (meta.h) reads it
+         * without the lock. */
+        SW_STORE_PTR(((sw_type *)cls)->bound[index], bound);
     }
     Py_XINCREF(bound);
     Py_END_CRITICAL_SECTION();

@@ -38,9 +38,17 @@
 #  define SW_STORE_FLAG(field, value) _Generic((field), \
        int: _Py_atomic_store_int_release((int *)&(field), (int)(value)), \
        default: _Py_atomic_store_uint8((uint8_t *)&(field), (uint8_t)(value)))
+/* A per-class cached object (sw_type's bound methods and class checks),
+ * published once with release ordering and read without a lock. */
+#  define SW_LOAD_PTR(field) \
+       ((PyObject *)_Py_atomic_load_ptr_acquire((const void *)&(field)))
+#  define SW_STORE_PTR(field, value) \
+       _Py_atomic_store_ptr_release((void *)&(field), (void *)(value))
 #else
 #  define SW_LOAD_FLAG(field) (field)
 #  define SW_STORE_FLAG(field, value) ((void)((field) = (value)))
+#  define SW_LOAD_PTR(field) (field)
+#  define SW_STORE_PTR(field, value) ((void)((field) = (value)))
 #endif
 
 /* Cast a function with another PyCFunction signature to PyCFunction

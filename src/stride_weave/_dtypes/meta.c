@@ -288,6 +288,24 @@ sw_meta_call(PyObject *cls, PyObject *args, PyObject *kwds)
     return sw_meta_construct(cls, args, kwds, 0);
 }
 
+/* Attribute lookup on a descriptor class.  CPython specializes no
+ * attribute load on a class whose metaclass is not exactly `type`, so
+ * every Cls.from_name(...) would take type's generic lookup: the
+ * metaclass's MRO, the class's MRO, then _ClassBound's __get__, which
+ * returns the builtin the class keeps.  That builtin is returned here
+ * directly once it exists (sw_classbound_cached says when this is the same
+ * answer); every other attribute takes type's own path. */
+static PyObject *
+sw_meta_getattro(PyObject *cls, PyObject *name)
+{
+    PyObject *bound = sw_classbound_cached((PyTypeObject *)cls, name);
+
+    if (bound != NULL) {
+        return bound;
+    }
+    return PyType_Type.tp_getattro(cls, name);
+}
+
 static void
 sw_meta_dealloc(PyObject *self)
 {
@@ -308,6 +326,7 @@ static PyType_Slot sw_meta_slots[] = {
     {Py_tp_init, sw_sealedmeta_init},
     {Py_tp_call, sw_meta_call},
     {Py_tp_setattro, sw_meta_setattro},
+    {Py_tp_getattro, sw_meta_getattro},
     {Py_tp_traverse, sw_sealedmeta_traverse},
     {Py_tp_clear, sw_sealedmeta_clear},
     {Py_tp_dealloc, sw_meta_dealloc},

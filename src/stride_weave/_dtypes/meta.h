@@ -26,6 +26,9 @@ typedef struct {
     uint64_t snapshot_version;
     PyObject *bound[2];     /* from_name and registered bound to this class,
                                made on first use (classbound.c) */
+    PyObject *checks[2];    /* __instancecheck__ and __subclasscheck__ bound
+                               to this class, made when the class is
+                               created (classcheck.c) */
     PyGetSetDef *slot_defs; /* owned: the sealed __slots__ accessors */
 } sw_type;
 
@@ -89,6 +92,50 @@ int sw_sealedmeta_traverse(PyObject *self, visitproc visit, void *arg);
 int sw_sealedmeta_clear(PyObject *self);
 void sw_sealedmeta_dealloc(PyObject *self);
 int sw_sealedmeta_is_owned_name(PyObject *owned, PyObject *name);
+
+/* classcheck.c */
+int sw_classcheck_init(PyObject *module, sw_state *st);
+int sw_classcheck_install(sw_state *st, PyTypeObject *meta);
+int sw_classcheck_bind(PyTypeObject *cls);
+
+/* ---- classbound.c: the bound from_name and registered ---------------- */
+
+/* What `cls.<name>` returns when `name` is from_name or registered and the
+ * class already holds that bound builtin (a new reference), else NULL with
+ * no exception: the caller then takes type's generic lookup, which creates
+ * it.  DTypeMeta's tp_getattro calls this first (meta.c); it lives here,
+ * inline, because it runs on every attribute load of a descriptor class.
+ *
+ * A class with a state went through DTypeMeta's tp_new, so DType is in its
+ * MRO; from_name and registered are owned names that no class, mixin or
+ * metaclass can define or assign, so type's lookup would find DType's
+ * _ClassBound (or, in a class with a mixin, the same object copied into
+ * its namespace) and return exactly this builtin.  The names are compared
+ * by identity: the interpreter interns identifiers, and an equal str that
+ * is not the interned one only takes the generic path. */
+static inline PyObject *
+sw_classbound_cached(PyTypeObject *cls, PyObject *name)
+{
+    sw_type *t = (sw_type *)cls;
+    PyObject *bound;
+    int index;
+
+    if (t->state == NULL) {
+        return NULL;   /* made around the metaclass's tp_new */
+    }
+    if (name == t->state->str_from_name) {
+        index = 0;
+    }
+    else if (name == t->state->str_registered) {
+        index = 1;
+    }
+    else {
+        return NULL;
+    }
+    bound = SW_LOAD_PTR(t->bound[index]);
+    return bound != NULL ? Py_NewRef(bound) : NULL;
+}
+
 
 /* meta.c */
 PyObject *sw_meta_create_type(PyObject *module);

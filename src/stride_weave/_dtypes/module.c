@@ -314,6 +314,8 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     st->str_structure_extension = PyUnicode_InternFromString("structure_extension");
     st->str_module = PyUnicode_InternFromString("__module__");
     st->str_name = PyUnicode_InternFromString("__name__");
+    st->str_from_name = PyUnicode_InternFromString("from_name");
+    st->str_registered = PyUnicode_InternFromString("registered");
     st->structures = sw_private_dict_new();
     st->chains = sw_private_dict_new();
     st->refs = sw_private_dict_new();
@@ -327,6 +329,7 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     st->rule_owned_names = sw_module_owned_set(sw_rule_owned_names, 0);
     if (st->empty_tuple == NULL || st->str_structure_extension == NULL
         || st->str_module == NULL || st->str_name == NULL
+        || st->str_from_name == NULL || st->str_registered == NULL
         || sw_pickle_init_policy(st) < 0 || sw_structure_labels_init(st) < 0
         || st->owned_names == NULL || st->rule_owned_names == NULL) {
         return -1;
@@ -352,6 +355,11 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     }
     st->class_bound_type = (PyTypeObject *)sw_classbound_create_type(module);
     if (st->class_bound_type == NULL) {
+        return -1;
+    }
+    if (sw_classcheck_init(module, st) < 0
+        || sw_classcheck_install(st, st->meta_type) < 0
+        || sw_miss_create_type(module, st) < 0) {
         return -1;
     }
     if (sw_whole_create(module, st) < 0 || sw_rule_create_types(module, st) < 0
@@ -402,6 +410,7 @@ sw_module_export(PyObject *module, sw_state *st)
         {"Whole", st->whole},
         {"Level", (PyObject *)st->level_type},
         {"SymbolicBits", (PyObject *)st->symbolic_type},
+        {"UnknownNameError", (PyObject *)st->unknown_name_type},
         {NULL, NULL},
     };
     int i;

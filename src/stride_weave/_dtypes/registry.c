@@ -161,8 +161,8 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
     return found;
 }
 
-/* Suggestions for a name that is not registered.  Only a miss computes
- * them, after the lookup, from the cached registered() snapshot (taken
+/* Suggestions for a name that is not registered.  Only reading a miss's
+ * message computes them (miss.c), from the cached registered() snapshot (taken
  * under the registry lock by sw_registry_snapshot, read here without it).
  * Bounded work on a huge registry: the candidates are the first
  * SW_SUGGEST_HEAD registered names (the built-ins come first) and the
@@ -244,11 +244,14 @@ sw_registry_may_be_close(const Py_ssize_t *hist, Py_ssize_t qlen, PyObject *cand
     return 2 * common * 10 >= SW_SUGGEST_CUTOFF_TENTHS * total;
 }
 
-/* A new list of up to SW_SUGGEST_COUNT registered names close to the exact
- * str `name`: those equal to it ignoring case, or else difflib's closest
- * matches.  NULL with an exception on error. */
-static PyObject *
-sw_registry_close_names(sw_registry *r, PyObject *name)
+/* A new list of up to SW_SUGGEST_COUNT names among the first `registered`
+ * registered names (the registry as it was when that many were
+ * registered) close to the exact str `name`: those equal to it ignoring
+ * case, or else difflib's closest matches.  `name` itself is never
+ * suggested (it may have been registered since).  NULL with an exception
+ * on error. */
+PyObject *
+sw_registry_close_names(sw_registry *r, PyObject *name, Py_ssize_t registered)
 {
     PyObject *all, *candidates = NULL, *folded = NULL, *matches = NULL;
     PyObject *difflib = NULL;
@@ -274,7 +277,7 @@ sw_registry_close_names(sw_registry *r, PyObject *name)
     for (i = 0; i < qlen; i++) {
         hist[PyUnicode_READ_CHAR(name, i) % SW_SUGGEST_BUCKETS]++;
     }
-    n = PyTuple_GET_SIZE(all);
+    n = Py_MIN(PyTuple_GET_SIZE(all), registered);
     for (i = 0; i < n; i++) {
         PyObject *candidate;
         int same;
@@ -283,8 +286,9 @@ sw_registry_close_names(sw_registry *r, PyObject *name)
             i = n - SW_SUGGEST_TAIL;   /* skip the middle of a huge registry */
         }
         candidate = ((sw_descriptor *)PyTuple_GET_ITEM(all, i))->name;
-        if (PyUnicode_GET_LENGTH(candidate) > SW_SUGGEST_MAX_LENGTH) {
-            continue;
+        if (PyUnicode_GET_LENGTH(candidate) > SW_SUGGEST_MAX_LENGTH
+            || PyUnicode_Compare(candidate, name) == 0) {
+            continue;   /* exact str: the comparison runs no user code */
         }
         same = sw_registry_same_ignoring_case(name, folded, candidate);
         if (same < 0) {
@@ -326,59 +330,23 @@ done:
     return matches;
 }
 
-/* Set the LookupError of a miss: the name, and close registered names when
- * there are any ("did you mean 'Float32'?").  A failure while looking for
- * suggestions (out of memory, difflib unavailable) drops them, never the
- * LookupError. */
-static void
-sw_registry_set_miss(sw_registry *r, PyObject *name)
+/* How many descriptors are registered: the registration order's length,
+ * whose first entries never change (the registry only grows).  A miss
+ * records it, so its suggestions are the names registered at the miss
+ * (miss.c). */
+Py_ssize_t
+sw_registry_count(sw_registry *r)
 {
-    PyObject *matches = sw_registry_close_names(r, name);
-    Py_ssize_t n;
+    Py_ssize_t count;
 
-    if (matches == NULL) {
-        PyErr_Clear();
-        n = 0;
-    }
-    else {
-        n = PyList_GET_SIZE(matches);
-    }
-    if (n == 1) {
-        PyErr_Format(PyExc_LookupError,
-                     "no descriptor is registered under the name %R; "
-                     "did you mean %R?", name, PyList_GET_ITEM(matches, 0));
-    }
-    else if (n == 2) {
-        PyErr_Format(PyExc_LookupError,
-                     "no descriptor is registered under the name %R; "
-                     "did you mean %R or %R?", name,
-                     PyList_GET_ITEM(matches, 0), PyList_GET_ITEM(matches, 1));
-    }
-    else if (n >= 3) {
-        PyErr_Format(PyExc_LookupError,
-                     "no descriptor is registered under the name %R; "
-                     "did you mean %R, %R or %R?", name,
-                     PyList_GET_ITEM(matches, 0), PyList_GET_ITEM(matches, 1),
-                     PyList_GET_ITEM(matches, 2));
-    }
-    else {
-        PyErr_Format(PyExc_LookupError,
-                     "no descriptor is registered under the name %R", name);
-    }
-    Py_XDECREF(matches);
-}
-
-/* Like sw_registry_lookup, but an absent name is a LookupError that
- * suggests close registered names.  The hit path is the lookup alone. */
-PyObject *
-sw_registry_find(sw_registry *r, PyObject *name)
-{
-    PyObject *found = sw_registry_lookup(r, name);
-
-    if (found == NULL && !PyErr_Occurred()) {
-        sw_registry_set_miss(r, name);
-    }
-    return found;
+#ifdef Py_GIL_DISABLED
+    sw_registry_lock(r);
+#endif
+    count = r->count;
+#ifdef Py_GIL_DISABLED
+    sw_registry_unlock(r);
+#endif
+    return count;
 }
 
 int

@@ -29,11 +29,18 @@ int sw_registry_init(sw_registry *r);
 void sw_registry_fini(sw_registry *r);
 int sw_registry_traverse(sw_registry *r, visitproc visit, void *arg);
 PyObject *sw_registry_lookup(sw_registry *r, PyObject *name);
-PyObject *sw_registry_find(sw_registry *r, PyObject *name);
+Py_ssize_t sw_registry_count(sw_registry *r);
+PyObject *sw_registry_close_names(sw_registry *r, PyObject *name,
+                                  Py_ssize_t registered);
 int sw_registry_contains(sw_registry *r, PyObject *name);
 int sw_registry_is_canonical(sw_registry *r, struct sw_descriptor *d);
 int sw_registry_publish(sw_registry *r, struct sw_descriptor *d, PyObject *owned,
                         PyObject *unique, PyObject **existing);
 PyObject *sw_registry_snapshot(sw_registry *r, PyTypeObject *cls);
+
+/* miss.c: the LookupError of a name that is not registered */
+struct sw_state;
+PyObject *sw_miss_find(struct sw_state *st, PyObject *name);
+int sw_miss_create_type(PyObject *module, struct sw_state *st);
 
 #endif /* SW_REGISTRY_H */

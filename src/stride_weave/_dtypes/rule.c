@@ -423,7 +423,8 @@ sw_rule_create_types(PyObject *module, sw_state *st)
 
     st->rule_meta_type = (PyTypeObject *)PyType_FromModuleAndSpec(
         module, &sw_rule_meta_spec, (PyObject *)&PyType_Type);
-    if (st->rule_meta_type == NULL) {
+    if (st->rule_meta_type == NULL
+        || sw_classcheck_install(st, st->rule_meta_type) < 0) {
         return -1;
     }
     st->rule_base_type = (PyTypeObject *)PyType_FromModuleAndSpec(

@@ -548,6 +548,10 @@ sw_sealedmeta_build_class(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
         Py_DECREF(cls);
         return NULL;
     }
+    if (sw_classcheck_bind((PyTypeObject *)cls) < 0) {
+        Py_DECREF(cls);
+        return NULL;
+    }
     return cls;
 }
 
@@ -709,22 +713,30 @@ sw_sealedmeta_construct(const sw_sealedmeta_ops *ops, PyObject *cls,
 /* ---- the per-class layout ----------------------------------------------- */
 
 /* The registry snapshot and bound methods are only ever set on descriptor
- * classes (registry.c, classbound.c); a rule class keeps them NULL. */
+ * classes (registry.c, classbound.c); a rule class keeps them NULL.  Both
+ * kinds of class hold their isinstance/issubclass checks (classcheck.c). */
 int
 sw_sealedmeta_traverse(PyObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(((sw_type *)self)->snapshot);
     Py_VISIT(((sw_type *)self)->bound[0]);
     Py_VISIT(((sw_type *)self)->bound[1]);
+    Py_VISIT(((sw_type *)self)->checks[0]);
+    Py_VISIT(((sw_type *)self)->checks[1]);
     return PyType_Type.tp_traverse(self, visit, arg);
 }
 
+/* Runs only in the collector (free-threaded builds: with the world
+ * stopped), so the lock-free readers of bound and checks see either the
+ * object or NULL, and fall back to the generic path on NULL. */
 int
 sw_sealedmeta_clear(PyObject *self)
 {
     Py_CLEAR(((sw_type *)self)->snapshot);
     Py_CLEAR(((sw_type *)self)->bound[0]);
     Py_CLEAR(((sw_type *)self)->bound[1]);
+    Py_CLEAR(((sw_type *)self)->checks[0]);
+    Py_CLEAR(((sw_type *)self)->checks[1]);
     return PyType_Type.tp_clear(self);
 }
 
@@ -739,6 +751,8 @@ sw_sealedmeta_dealloc(PyObject *self)
     Py_CLEAR(((sw_type *)self)->snapshot);
     Py_CLEAR(((sw_type *)self)->bound[0]);
     Py_CLEAR(((sw_type *)self)->bound[1]);
+    Py_CLEAR(((sw_type *)self)->checks[0]);
+    Py_CLEAR(((sw_type *)self)->checks[1]);
     PyType_Type.tp_dealloc(self);
     /* The getsets pointing into slot_defs held the class: they are gone. */
     PyMem_Free(slot_defs);

@@ -82,6 +82,9 @@ static const sw_state_field sw_state_fields[] = {
     {offsetof(sw_state, str_structure_extension), 1, 0},
     {offsetof(sw_state, str_module), 1, 0},
     {offsetof(sw_state, str_name), 1, 0},
+    {offsetof(sw_state, str_from_name), 1, 0},
+    {offsetof(sw_state, str_registered), 1, 0},
+    {offsetof(sw_state, type_checks), 2, 0},
     {offsetof(sw_state, import_policy), 1, 0},
     {offsetof(sw_state, whole_type), 1, 0},
     {offsetof(sw_state, level_type), 1, 0},
@@ -90,6 +93,9 @@ static const sw_state_field sw_state_fields[] = {
     {offsetof(sw_state, rule_meta_type), 1, 0},
     {offsetof(sw_state, base_type), 1, 0},
     {offsetof(sw_state, class_bound_type), 1, 0},
+    {offsetof(sw_state, class_check_type), 1, 0},
+    {offsetof(sw_state, class_check_method_type), 1, 0},
+    {offsetof(sw_state, unknown_name_type), 1, 0},
     {offsetof(sw_state, meta_type), 1, 0},
 };
 

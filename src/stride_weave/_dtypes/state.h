@@ -24,6 +24,15 @@ typedef struct sw_state {
     PyTypeObject *meta_type;        /* DTypeMeta */
     PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
     PyTypeObject *class_bound_type; /* _ClassBound: from_name, registered */
+    PyTypeObject *class_check_type; /* _ClassCheck: the metaclasses'
+                                       __instancecheck__, __subclasscheck__ */
+    PyTypeObject *class_check_method_type;  /* _ClassCheckMethod: one
+                                               class's check */
+    PyTypeObject *unknown_name_type;    /* UnknownNameError: a registry miss */
+    PyObject *type_checks[2];       /* type.__instancecheck__ and
+                                       type.__subclasscheck__ (this
+                                       interpreter's), which the class
+                                       checks fall back to (classcheck.c) */
     PyTypeObject *dtype_type;       /* DType */
     PyTypeObject *kind_types[SW_KIND_COUNT];    /* each kind's model class
                                                    (DTypeCategory, ...) */
@@ -59,6 +68,8 @@ typedef struct sw_state {
     PyObject *str_structure_extension;
     PyObject *str_module;           /* interned "__module__" */
     PyObject *str_name;             /* interned "__name__" */
+    PyObject *str_from_name;        /* interned "from_name" */
+    PyObject *str_registered;       /* interned "registered" */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
     struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
