@@ -9,6 +9,7 @@ in Python, and the optional numpy / torch / ml_dtypes baselines, imported
 only when the cases are built and measured only when importable.
 """
 
+import abc
 import copy
 import enum
 import gc
@@ -160,6 +161,39 @@ def build_benches():
     class PlainSub(Plain):
         pass
 
+    class Slotted:
+        __slots__ = ("name",)
+
+        def __init__(self, name):
+            self.name = name
+
+    # What the interpreter charges any class whose metaclass is not exactly
+    # `type`: isinstance() looks up and calls __instancecheck__. The cheapest
+    # such check is a C one (type's own, re-exposed on a metaclass).
+    class CheckMeta(type):
+        __instancecheck__ = type.__instancecheck__
+
+    class Checked(metaclass=CheckMeta):
+        pass
+
+    class CheckedSub(Checked):
+        pass
+
+    # A C function stored on a class and called as written, on a class
+    # under type and on one under a metaclass: the difference is what the
+    # interpreter charges for the metaclass.
+    class TypeHeld:
+        m = len
+
+    class MetaHeld(metaclass=CheckMeta):
+        m = len
+
+    class Abstract(abc.ABC):
+        pass
+
+    class AbstractSub(Abstract):
+        pass
+
     # Instances of user subclasses: their classes inherit the model's
     # methods (no per-class method descriptors), and one without __slots__
     # reads its own attributes through the class's own getattr.
@@ -178,7 +212,9 @@ def build_benches():
         k="Float32", m="NoSuchDType", mc="float32",
         get={n: d for n, d in zip(names, builtins_)}.get,
         d={n: d for n, d in zip(names, builtins_)},
-        x=1, C=Plain, o=object(), us=us, up=up, t=True, ps=PlainSub(),
+        x=1, C=Plain, o=object(), K=Checked, ks=CheckedSub(),
+        sl=Slotted("Float32"), TH=TypeHeld, MH=MetaHeld, e=(),
+        A=Abstract, abs_=AbstractSub(), us=us, up=up, t=True, ps=PlainSub(),
         U=UserSlots, R=RepresentationRule, rule=_BenchRule(),
         do={object(): 0 for _ in range(13)},
         dk={b: j for j, b in enumerate(builtins_)},
@@ -196,6 +232,7 @@ def build_benches():
     )
     ns["do"][ns["o"]] = 1
     assert isinstance(ns["ps"], Plain) and isinstance(us, S)
+    assert isinstance(ns["ks"], Checked) and isinstance(ns["abs_"], Abstract)
     assert isinstance(ns["rule"], RepresentationRule) and issubclass(UserSlots, D)
 
     # Correctness of what is timed.
@@ -241,7 +278,18 @@ def build_benches():
         "caught", "try:\n    d[m]\nexcept KeyError:\n    pass", group="reference")
     add("ref.isinstance_sub", "isinstance(y, P): a plain class, y an instance "
         "of a plain subclass", "isinstance(ps, C)", group="reference")
+    add("ref.isinstance_meta", "isinstance(y, K): K's metaclass has a C "
+        "__instancecheck__ (type's own), y an instance of a subclass",
+        "isinstance(ks, K)", group="reference")
+    add("ref.type_classcall", "T.m(()) as written, m = len on a class "
+        "under type", "TH.m(e)", group="reference")
+    add("ref.meta_classcall", "K.m(()) as written, m = len on a class "
+        "under a metaclass", "MH.m(e)", group="reference")
+    add("ref.isinstance_abc", "isinstance(y, A): A an abc.ABC, y an instance "
+        "of a subclass", "isinstance(abs_, A)", group="reference")
     add("ref.getset", "a C getset attribute: x.real, x = 1", "x.real",
+        group="reference")
+    add("ref.slot", "a plain __slots__ attribute read: y.name", "sl.name",
         group="reference")
     add("ref.cached_str", "repr(True): a repr that returns a cached string",
         "repr(t)", group="reference")

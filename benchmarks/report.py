@@ -152,6 +152,9 @@ def evaluate_targets(by, reg, scale, memory, quick):
             under_2x_at_100k(T, largest, "registered.bound",
                              "registered() (pre-bound)")
         under_2x_at_100k(T, largest, key, what)
+    for key in ("name", "bits"):
+        within("%s within 1.2x of a plain __slots__ attribute read" % key,
+               key, "ref.slot", 1.2)
     # Class calls as written against their pre-bound forms; isinstance against
     # a model class (the metaclass's __instancecheck__) against a plain
     # class's non-exact match; a caught miss against a caught KeyError.
@@ -428,44 +431,73 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
                      % (fmt_ns(by["floor.get"].ns),
                         ratio(by, "is_subtype_of.hit", "floor.get"),
                         ratio(by, "is_subtype_of.miss", "floor.get")))
-        L.append("- `name` and `bits` are C getset attributes: CPython 3.11 to "
-                 "3.13 specialize attribute loads of slots and Python "
-                 "properties, not of C getsets, so any C getset costs about "
-                 "what `x.real` on an int costs here (%s ns, %.2fx the C call "
-                 "floor); `name` is %.2fx and `bits` %.2fx of `x.real`. They "
-                 "stay getsets because a descriptor leaked from a failed "
-                 "`__init__` must raise `ValueError` on every accessor, which "
-                 "a slot member cannot do;"
-                 % (fmt_ns(by["ref.getset"].ns),
-                    ratio(by, "ref.getset", "floor.call"),
-                    ratio(by, "name", "ref.getset"),
-                    ratio(by, "bits", "ref.getset")))
-        L.append("- `DType.from_name(k)` as written costs %s ns against %s ns "
-                 "pre-bound: the difference is the load of a class attribute "
-                 "(`C.x` costs %s ns here), which the pre-bound `dict.get` "
-                 "floor does not pay;"
-                 % (fmt_ns(by["from_name.hit_user"].ns),
-                    fmt_ns(by["from_name.hit"].ns),
-                    fmt_ns(by["floor.classattr"].ns)))
-        L.append("- `DType.registered()` as written costs %s ns against %s ns "
-                 "pre-bound (%.2fx the C call floor): the same class "
-                 "attribute load; what the call itself does is return the "
-                 "cached tuple after one version check, whatever the number "
-                 "of registered descriptors (see the scaling section);"
-                 % (fmt_ns(by["registered"].ns),
-                    fmt_ns(by["registered.bound"].ns),
-                    ratio(by, "registered.bound", "floor.call")))
-        L.append("- unpickling the record alone costs %s "
-                 "ns (%.2fx `pickle.loads` of `int`), because a descriptor "
-                 "pickle carries its structure by design (docs/structure.md, "
-                 "version 2; the receiving process compares it); the rest of "
-                 "`pickle.loads` is the unpickler finding `_reconstruct` "
-                 "(an import lookup every load pays, numpy's included); "
-                 "`_reconstruct` itself costs %s ns;"
-                 % (fmt_ns(by["ref.payload"].ns),
-                    ratio(by, "ref.payload", "floor.loads"),
-                    fmt_ns(by["ref.reconstruct"].ns)
-                    if "ref.reconstruct" in by else "—"))
+        if "name within" in missed_names or "bits within" in missed_names:
+            L.append("- `name` and `bits` are C getset attributes: CPython 3.11 to "
+                     "3.13 specialize attribute loads of slots and Python "
+                     "properties, not of C getsets, so any C getset costs about "
+                     "what `x.real` on an int costs here (%s ns, %.2fx the C call "
+                     "floor, %.2fx a `__slots__` read); `name` is %.2fx and `bits` "
+                     "%.2fx of `x.real`. They "
+                     "stay getsets because a descriptor leaked from a failed "
+                     "`__init__` must raise `ValueError` on every accessor, which "
+                     "a slot member cannot do;"
+                     % (fmt_ns(by["ref.getset"].ns),
+                        ratio(by, "ref.getset", "floor.call"),
+                        ratio(by, "ref.getset", "ref.slot"),
+                        ratio(by, "name", "ref.getset"),
+                        ratio(by, "bits", "ref.getset")))
+        if "DType.from_name(k) as written" in missed_names:
+            L.append("- `DType.from_name(k)` as written costs %s ns against %s ns "
+                     "pre-bound: the difference is the load of a class attribute "
+                     "(`C.x` costs %s ns here), which the pre-bound `dict.get` "
+                     "floor does not pay;"
+                     % (fmt_ns(by["from_name.hit_user"].ns),
+                        fmt_ns(by["from_name.hit"].ns),
+                        fmt_ns(by["floor.classattr"].ns)))
+        if "DType.registered() as written" in missed_names:
+            L.append("- `DType.registered()` as written costs %s ns against %s ns "
+                     "pre-bound (%.2fx the C call floor): the difference is the "
+                     "method load from the class, which CPython 3.11 to 3.13 "
+                     "specialize only for classes whose metaclass is exactly "
+                     "`type`: a C function called from a class as written, "
+                     "`K.m(())` with `m = len`, costs %s ns under a metaclass and "
+                     "%s ns under `type`. What the call itself does is return the "
+                     "cached tuple after one version check, whatever the number "
+                     "of registered descriptors (see the scaling section);"
+                     % (fmt_ns(by["registered"].ns),
+                        fmt_ns(by["registered.bound"].ns),
+                        ratio(by, "registered.bound", "floor.call"),
+                        fmt_ns(by["ref.meta_classcall"].ns),
+                        fmt_ns(by["ref.type_classcall"].ns)))
+        if "isinstance(" in missed_names:
+            L.append("- `isinstance` against a model class: CPython answers "
+                     "`isinstance(x, C)` inline only when `type(C)` is exactly "
+                     "`type`; for any other metaclass it looks up "
+                     "`__instancecheck__` and calls it. The cheapest such "
+                     "check, a metaclass exposing `type`'s own C "
+                     "`__instancecheck__`, costs %s ns (%.2fx the plain "
+                     "non-exact match, %s ns), and an `abc.ABC` %s ns; "
+                     "`isinstance(Float32, DType)` costs %s ns (%.2fx of that "
+                     "cheapest check): the lookup and the call are what is "
+                     "left;"
+                     % (fmt_ns(by["ref.isinstance_meta"].ns),
+                        ratio(by, "ref.isinstance_meta", "ref.isinstance_sub"),
+                        fmt_ns(by["ref.isinstance_sub"].ns),
+                        fmt_ns(by["ref.isinstance_abc"].ns),
+                        fmt_ns(by["isinstance.abstract"].ns),
+                        ratio(by, "isinstance.abstract", "ref.isinstance_meta")))
+        if "pickle.loads" in missed_names:
+            L.append("- unpickling the record alone costs %s "
+                     "ns (%.2fx `pickle.loads` of `int`), because a descriptor "
+                     "pickle carries its structure by design (docs/structure.md, "
+                     "version 2; the receiving process compares it); the rest of "
+                     "`pickle.loads` is the unpickler finding `_reconstruct` "
+                     "(an import lookup every load pays, numpy's included); "
+                     "`_reconstruct` itself costs %s ns;"
+                     % (fmt_ns(by["ref.payload"].ns),
+                        ratio(by, "ref.payload", "floor.loads"),
+                        fmt_ns(by["ref.reconstruct"].ns)
+                        if "ref.reconstruct" in by else "—"))
         if memory and max(m["bytes_per"] for m in memory) >= 250:
             m = memory[-1]
             L.append("- memory: %d of the %.0f bytes per descriptor are objects "
