@@ -31,8 +31,18 @@ def test_quick_start_commands():
     commands = re.findall(r"```sh\n(.*?)\n```", _readme(), re.S)
     assert commands == [
         "python -m pip install . && python -m stride_weave",
-        "python -m pip install '.[test]' && python -m pytest",
+        "python -m pip install '.[test]' && python -m pytest -n auto",
     ]
+
+
+def test_the_test_extra_provides_the_parallel_runner():
+    """`-n auto` in the README's test command needs pytest-xdist, which the
+    test extra must install."""
+    import tomllib
+
+    with open(README.parent / "pyproject.toml", "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    assert any(re.match(r"pytest-xdist\b", req) for req in extras["test"])
 
 
 def test_tree_excerpt_matches_the_real_output():
