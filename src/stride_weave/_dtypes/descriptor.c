@@ -40,11 +40,10 @@ const char *const sw_descriptor_owned_names[] = {
 
 /* ---- lifecycle checks ------------------------------------------------------ */
 
-/* 0 if `d` may be read (finished, or building after its kind's __init__),
- * else -1 with ValueError: a rejected or uninitialized descriptor is not
- * usable, even if user code kept a reference to it. */
+/* -1 with the ValueError saying why `d` is not usable; 0 if it is after
+ * all (sw_descriptor_check_usable, descriptor.h, answers the usual case). */
 int
-sw_descriptor_check_usable(sw_descriptor *d)
+sw_descriptor_unusable(sw_descriptor *d)
 {
     if (SW_LOAD_FLAG(d->build_state) == SW_REJECTED) {
         PyErr_Format(PyExc_ValueError,
@@ -62,14 +61,15 @@ sw_descriptor_check_usable(sw_descriptor *d)
     return 0;
 }
 
-/* The receiver of a kind-specific accessor (`accessor`, e.g.
- * "SimpleDType.bits").  Its getset lives on the shared C layout, so CPython
- * only checked that `self` is some descriptor: this checks the kind and
- * that the kind's __init__ set the fields the accessor reads.  TypeError
- * naming the accessor and the receiver for another kind; ValueError for a
- * rejected or uninitialized descriptor.  Borrowed, or NULL. */
+/* The full checks behind sw_descriptor_of_kind (descriptor.h).  A
+ * kind-specific getset lives on the shared C layout, so CPython only
+ * checked that `self` is some descriptor: this checks the kind (or a kind
+ * refining it) and that the kind's __init__ set the fields the accessor
+ * reads.  TypeError naming the accessor and the receiver for another kind;
+ * ValueError for a rejected or uninitialized descriptor.  Borrowed, or
+ * NULL. */
 sw_descriptor *
-sw_descriptor_of_kind(PyObject *self, sw_kind kind, const char *accessor)
+sw_descriptor_of_kind_checked(PyObject *self, sw_kind kind, const char *accessor)
 {
     sw_descriptor *d = (sw_descriptor *)self;
     const sw_kind_def *def = sw_kind_table[kind];

@@ -86,12 +86,45 @@ sw_is_kind(sw_state *st, PyObject *obj, sw_kind kind)
 extern const char *const sw_descriptor_owned_names[];
 int sw_descriptor_fill_namespace(sw_state *st, PyObject *ns);
 PyObject *sw_descriptor_create_type(PyObject *module);
-int sw_descriptor_check_usable(sw_descriptor *d);
-sw_descriptor *sw_descriptor_of_kind(PyObject *self, sw_kind kind,
-                                     const char *accessor);
+int sw_descriptor_unusable(sw_descriptor *d);
+sw_descriptor *sw_descriptor_of_kind_checked(PyObject *self, sw_kind kind,
+                                             const char *accessor);
 PyObject *sw_descriptor_repr(PyObject *self);
 int sw_descriptor_bind_methods(PyTypeObject *cls);
 sw_compound_fields *sw_descriptor_compound_fields(sw_descriptor *d);
+
+/* 0 if `d` may be read (finished, or building after its kind's __init__),
+ * else -1 with ValueError: a rejected or uninitialized descriptor is not
+ * usable, even if user code kept a reference to it.  Inline because every
+ * accessor starts here; the exception is made out of line. */
+static inline int
+sw_descriptor_check_usable(sw_descriptor *d)
+{
+    if (SW_LOAD_FLAG(d->initialized) == 1
+        && SW_LOAD_FLAG(d->build_state) != SW_REJECTED) {
+        return 0;
+    }
+    return sw_descriptor_unusable(d);
+}
+
+/* The receiver of a kind-specific accessor (`accessor`, e.g.
+ * "SimpleDType.bits"), borrowed, or NULL with an exception.  The usual
+ * receiver, a usable descriptor of exactly that kind with its fields set,
+ * is answered inline; anything else takes the full checks, which raise
+ * (descriptor.c). */
+static inline sw_descriptor *
+sw_descriptor_of_kind(PyObject *self, sw_kind kind, const char *accessor)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+
+    if (d->kind == (int)kind
+        && SW_LOAD_FLAG(d->initialized) == 1
+        && SW_LOAD_FLAG(d->build_state) != SW_REJECTED
+        && sw_kind_table[kind]->has_fields(d)) {
+        return d;
+    }
+    return sw_descriptor_of_kind_checked(self, kind, accessor);
+}
 
 /* construct.c */
 int sw_construct_finalize(sw_state *st, sw_descriptor *d, PyObject **existing);
