@@ -433,19 +433,13 @@ sw_registry_insert(sw_registry *r, sw_descriptor *d, PyObject *unique,
         r->order = order;
         r->capacity = capacity;
     }
-#ifndef Py_GIL_DISABLED
-    /* The name is interned only now that it is being registered, so a
-     * registered name is one object with equal interned strings, while a
-     * refused name is never interned: CPython 3.12 makes every interned
-     * string immortal, and it would stay allocated until exit.  Interning
-     * runs no Python code (an exact str key).
-     * Free-threaded builds do not intern at all: the registry compares
-     * names by value, and CPython 3.13t's interning rewrites the reference
-     * count of the very str it is given with a plain store, while that str
-     * (the caller's own name) may be referenced by other threads
-     * (ThreadSanitizer reports it; see docs/reliability.md). */
-    PyUnicode_InternInPlace(&d->name);
-#endif
+    /* The name is kept as given (an exact str), not interned: the registry
+     * compares names by value, and an interned name would add an entry to
+     * the interpreter's interned table (about 40 bytes per descriptor on a
+     * large registry) to save only the string comparison of a lookup by an
+     * equal, not identical, string.  It also leaves the caller's str alone,
+     * which interning on free-threaded CPython 3.13 does not: it rewrites
+     * the reference count of a string other threads may hold. */
     if (sw_private_setitem(r->by_name, d->name, (PyObject *)d) < 0) {
         status = -1;
         goto done;
