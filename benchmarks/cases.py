@@ -278,6 +278,9 @@ def build_benches():
         "caught", "try:\n    d[m]\nexcept KeyError:\n    pass", group="reference")
     add("ref.isinstance_sub", "isinstance(y, P): a plain class, y an instance "
         "of a plain subclass", "isinstance(ps, C)", group="reference")
+    add("ref.isinstance_miss", "isinstance(1, P): a plain class, a miss "
+        "(type's check then reads __class__)", "isinstance(x, C)",
+        group="reference")
     add("ref.isinstance_meta", "isinstance(y, K): K's metaclass has a C "
         "__instancecheck__ (type's own), y an instance of a subclass",
         "isinstance(ks, K)", group="reference")

@@ -169,6 +169,8 @@ def evaluate_targets(by, reg, scale, memory, quick):
                        "RepresentationRule)")]:
         within("%s within 1.5x of isinstance against a plain class "
                "(non-exact match)" % what, key, "ref.isinstance_sub", 1.5)
+    within("isinstance(1, DType) within 1.5x of isinstance against a plain "
+           "class (a miss)", "isinstance.miss", "ref.isinstance_miss", 1.5)
     within("from_name miss (pre-bound, LookupError caught) within 1.5x of a "
            "caught KeyError on a small dict", "from_name.miss",
            "ref.keyerror_subscript", 1.5)
@@ -479,13 +481,17 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
                      "non-exact match, %s ns), and an `abc.ABC` %s ns; "
                      "`isinstance(Float32, DType)` costs %s ns (%.2fx of that "
                      "cheapest check): the lookup and the call are what is "
-                     "left;"
+                     "left. A miss, `isinstance(1, DType)`, costs %s ns "
+                     "against %s ns for a plain class: both then read "
+                     "`__class__`, as `type`'s check does;"
                      % (fmt_ns(by["ref.isinstance_meta"].ns),
                         ratio(by, "ref.isinstance_meta", "ref.isinstance_sub"),
                         fmt_ns(by["ref.isinstance_sub"].ns),
                         fmt_ns(by["ref.isinstance_abc"].ns),
                         fmt_ns(by["isinstance.abstract"].ns),
-                        ratio(by, "isinstance.abstract", "ref.isinstance_meta")))
+                        ratio(by, "isinstance.abstract", "ref.isinstance_meta"),
+                        fmt_ns(by["isinstance.miss"].ns),
+                        fmt_ns(by["ref.isinstance_miss"].ns)))
         if "pickle.loads" in missed_names:
             L.append("- unpickling the record alone costs %s "
                      "ns (%.2fx `pickle.loads` of `int`), because a descriptor "

@@ -64,6 +64,30 @@ class FakeClass:
         return SimpleDType
 
 
+class ClassMissing:
+    """__class__ raises AttributeError: type's check answers False."""
+
+    @property
+    def __class__(self):
+        raise AttributeError("no __class__ here")
+
+
+class ClassRaises:
+    """__class__ raises another error: type's check propagates it."""
+
+    @property
+    def __class__(self):
+        raise RuntimeError("__class__ refused")
+
+
+class ClassNotAType:
+    """__class__ is not a class: type's check answers False."""
+
+    @property
+    def __class__(self):
+        return 5
+
+
 class NotAClass:
     """Has __bases__, so type's issubclass treats it as a class-like."""
 
@@ -89,6 +113,19 @@ def outcome(fn, *args):
 def test_isinstance_answers_what_type_answers(cls):
     for obj in OBJECTS:
         assert outcome(isinstance, obj, cls) == outcome(TYPE_INSTANCECHECK, cls, obj), obj
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("hostile", [ClassMissing, ClassRaises, ClassNotAType],
+                         ids=lambda c: c.__name__)
+def test_isinstance_reads_class_like_type_on_a_miss(cls, hostile):
+    # Made here and dropped at the end: other tests walk gc.get_objects()
+    # with isinstance(), which would meet the raising __class__.
+    obj = hostile()
+    try:
+        assert outcome(isinstance, obj, cls) == outcome(TYPE_INSTANCECHECK, cls, obj)
+    finally:
+        del obj
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)

@@ -61,6 +61,37 @@ sw_classcheck_fallback(PyObject *cls, PyObject *arg, int index)
     return result;
 }
 
+/* The rest of type.__instancecheck__(cls, instance) once the instance's
+ * type is not a subclass of cls: the answer of instance.__class__, as
+ * CPython's own check reads it (a missing attribute is False, any other
+ * error propagates, only a class other than type(instance) is consulted).
+ * Made here rather than by calling type's method: a miss (isinstance(1,
+ * DType) in dispatch code) is the common case of a failed check. */
+static PyObject *
+sw_classcheck_by_class_attr(PyObject *cls, PyObject *instance)
+{
+    sw_state *st = ((sw_type *)cls)->state;
+    PyObject *icls;
+    int result;
+
+    if (st == NULL || st->str_class == NULL) {
+        /* late finalizers at shutdown: type's own method */
+        return sw_classcheck_fallback(cls, instance, SW_CHECK_INSTANCE);
+    }
+    icls = PyObject_GetAttr(instance, st->str_class);
+    if (icls == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        Py_RETURN_FALSE;
+    }
+    result = icls != (PyObject *)Py_TYPE(instance) && PyType_Check(icls)
+             && PyType_IsSubtype((PyTypeObject *)icls, (PyTypeObject *)cls);
+    Py_DECREF(icls);
+    return PyBool_FromLong(result);
+}
+
 /* ---- the per-class checks ----------------------------------------------- */
 
 /* One class's __instancecheck__ or __subclasscheck__, made once per class.
@@ -119,7 +150,7 @@ sw_classcheck_instance(PyObject *callable, PyObject *const *args,
     if (PyType_IsSubtype(Py_TYPE(instance), (PyTypeObject *)self->cls)) {
         Py_RETURN_TRUE;
     }
-    return sw_classcheck_fallback(self->cls, instance, SW_CHECK_INSTANCE);
+    return sw_classcheck_by_class_attr(self->cls, instance);
 }
 
 static PyObject *

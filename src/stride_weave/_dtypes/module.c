@@ -316,6 +316,7 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     st->str_name = PyUnicode_InternFromString("__name__");
     st->str_from_name = PyUnicode_InternFromString("from_name");
     st->str_registered = PyUnicode_InternFromString("registered");
+    st->str_class = PyUnicode_InternFromString("__class__");
     st->structures = sw_private_dict_new();
     st->chains = sw_private_dict_new();
     st->refs = sw_private_dict_new();
@@ -330,6 +331,7 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     if (st->empty_tuple == NULL || st->str_structure_extension == NULL
         || st->str_module == NULL || st->str_name == NULL
         || st->str_from_name == NULL || st->str_registered == NULL
+        || st->str_class == NULL
         || sw_pickle_init_policy(st) < 0 || sw_structure_labels_init(st) < 0
         || st->owned_names == NULL || st->rule_owned_names == NULL) {
         return -1;

@@ -84,6 +84,7 @@ static const sw_state_field sw_state_fields[] = {
     {offsetof(sw_state, str_name), 1, 0},
     {offsetof(sw_state, str_from_name), 1, 0},
     {offsetof(sw_state, str_registered), 1, 0},
+    {offsetof(sw_state, str_class), 1, 0},
     {offsetof(sw_state, type_checks), 2, 0},
     {offsetof(sw_state, import_policy), 1, 0},
     {offsetof(sw_state, whole_type), 1, 0},

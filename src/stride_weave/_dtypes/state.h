@@ -70,6 +70,7 @@ typedef struct sw_state {
     PyObject *str_name;             /* interned "__name__" */
     PyObject *str_from_name;        /* interned "from_name" */
     PyObject *str_registered;       /* interned "registered" */
+    PyObject *str_class;            /* interned "__class__" */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
     struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
