@@ -291,6 +291,16 @@ def scale_lines(scale, memory, md):
     return out
 
 
+def escape_markup(line):
+    """`line` with < and > outside code spans written as entities: labels
+    such as pickle.loads(<pickle of int>) would otherwise be read as HTML
+    tags and vanish from the rendered page."""
+    parts = line.split("`")
+    for i in range(0, len(parts), 2):       # the even parts are outside code
+        parts[i] = parts[i].replace("<", "&lt;").replace(">", "&gt;")
+    return "`".join(parts)
+
+
 def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
     """The text of docs/performance.md; `argv` are the runner's flags."""
     L = []
@@ -535,7 +545,8 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
                 fmt_ns(by["ref.keyerror"].ns),
                 ratio(by, "ref.keyerror", "floor.get")))
     L.append("")
-    return "\n".join(L)
+    # The generated-file comment is the one line of markup.
+    return "\n".join(L[:3] + [escape_markup(line) for line in L[3:]])
 
 
 
