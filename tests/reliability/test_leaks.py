@@ -504,10 +504,12 @@ MAX_CHUNKS = 4
 
 def _settle():
     """Free what is garbage, and empty the interpreter's type attribute
-    cache: on CPython 3.11 its 4096 entries keep the attribute-name strings
-    last looked up (message formatting and difflib look up fresh ones), so
-    between two readings it can hold a few hundred kilobytes more or less,
-    bounded, that belong to no object of this module."""
+    cache: on CPython 3.11 its 4096 entries keep the name string of each
+    lookup, keyed by the string's address, so code that makes a name for
+    every lookup fills it with up to a few hundred kilobytes of strings,
+    bounded, that no object owns. This module looks names up through
+    interned strings (test_lookups_by_name_leave_the_type_cache_alone);
+    emptying the cache keeps the readings free of other code's."""
     gc.collect()
     sys._clear_type_cache()
 
@@ -658,6 +660,63 @@ def test_measure_sees_a_leaked_reference():
     assert all(any("total reference count" in p for p in chunk) and
                not any("allocated blocks" in p for p in chunk)
                for chunk in problems), problems
+
+
+# What runs between the readings: lookup misses whose messages are read
+# (their suggestions reach difflib) and a rule validated, in a fresh
+# interpreter. CPython 3.11's type attribute cache keys its entries by the
+# name object's address and keeps the name: a name made for every lookup
+# would fill its 4096 entries, about 230 KB of strings, while the names the
+# module keeps interned take one entry each.
+_TYPE_CACHE_CHILD = """
+import gc, itertools, sys, tracemalloc, types
+from stride_weave.dtypes import DType, SimpleDType
+
+for i in range(3):   # close to the names looked up below
+    SimpleDType(f"CacheProbe_{i}", bits=8, supertype=DType.Floating)
+rule = DType.MXFP4.representation_rules[0]
+
+class Layout:
+    def uniform_preimage_extent(self, shape):
+        return 32
+
+shape = types.SimpleNamespace
+context = types.SimpleNamespace(
+    logical_dtype=DType.MXFP4, adjacent_layouts=(Layout(),),
+    level_shapes=(shape(logical_size=64), shape(logical_size=2)))
+count = itertools.count()
+
+def step():
+    try:
+        DType.from_name("CacheProbe_x{}".format(next(count)))
+    except LookupError as e:
+        assert "did you mean" in str(e)
+    assert rule.validate(context) is None
+
+for _ in range(300):
+    step()
+gc.collect()
+tracemalloc.start()
+before = tracemalloc.get_traced_memory()[0]
+for _ in range(5000):
+    step()
+gc.collect()
+print(tracemalloc.get_traced_memory()[0] - before)
+"""
+
+
+def test_lookups_by_name_leave_the_type_cache_alone():
+    """Formatting miss messages and validating rules 5000 times keeps no
+    memory: the module looks attributes up by interned names, so CPython's
+    type attribute cache holds no string per call (the leak groups empty
+    that cache before each reading, so they would not see this)."""
+    # The system allocator: pymalloc reuses a freed name's block for the
+    # next one, which can hide the growth behind a few cache slots.
+    env = {**child_env(drop=()), "PYTHONMALLOC": "malloc"}
+    proc = run_python(["-c", _TYPE_CACHE_CHILD], env=env)
+    assert_exited(proc)
+    grew = int(proc.stdout.split()[-1])
+    assert grew < MAX_TRACED_GROWTH, f"traced memory grew by {grew} bytes"
 
 
 def test_failed_names_stay_free():

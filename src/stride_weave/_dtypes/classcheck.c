@@ -74,11 +74,11 @@ sw_classcheck_by_class_attr(PyObject *cls, PyObject *instance)
     PyObject *icls;
     int result;
 
-    if (st == NULL || st->str_class == NULL) {
+    if (st == NULL || st->idents[SW_IDENT_CLASS] == NULL) {
         /* late finalizers at shutdown: type's own method */
         return sw_classcheck_fallback(cls, instance, SW_CHECK_INSTANCE);
     }
-    icls = PyObject_GetAttr(instance, st->str_class);
+    icls = PyObject_GetAttr(instance, st->idents[SW_IDENT_CLASS]);
     if (icls == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
             return NULL;

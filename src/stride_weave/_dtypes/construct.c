@@ -272,7 +272,7 @@ sw_construct_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
         return -1;
     }
     /* structure_extension() runs exactly once, outside any lock. */
-    ext = PyObject_CallMethodNoArgs((PyObject *)d, st->str_structure_extension);
+    ext = PyObject_CallMethodNoArgs((PyObject *)d, st->idents[SW_IDENT_STRUCTURE_EXTENSION]);
     if (ext == NULL) {
         goto error;
     }

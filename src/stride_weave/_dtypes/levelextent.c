@@ -172,7 +172,8 @@ sw_levelextent_repr(PyObject *self)
 static PyObject *
 sw_levelextent_dtype_label(sw_state *st, PyObject *context)
 {
-    PyObject *dtype = PyObject_GetAttrString(context, "logical_dtype");
+    PyObject *dtype = PyObject_GetAttr(context,
+                                       st->idents[SW_IDENT_LOGICAL_DTYPE]);
     PyObject *label;
 
     if (dtype == NULL) {
@@ -191,17 +192,17 @@ sw_levelextent_dtype_label(sw_state *st, PyObject *context)
 
 /* context.<attr> as a tuple (new ref): TypeError naming it otherwise. */
 static PyObject *
-sw_levelextent_context_tuple(PyObject *context, const char *attr)
+sw_levelextent_context_tuple(sw_state *st, PyObject *context, sw_ident attr)
 {
-    PyObject *value = PyObject_GetAttrString(context, attr);
+    PyObject *value = PyObject_GetAttr(context, st->idents[attr]);
 
     if (value == NULL) {
         return NULL;
     }
     if (!PyTuple_Check(value)) {
         PyErr_Format(PyExc_TypeError,
-                     "LevelExtent.validate(): context.%s must be a tuple, "
-                     "got %s", attr, Py_TYPE(value)->tp_name);
+                     "LevelExtent.validate(): context.%U must be a tuple, "
+                     "got %s", st->idents[attr], Py_TYPE(value)->tp_name);
         Py_DECREF(value);
         return NULL;
     }
@@ -210,11 +211,12 @@ sw_levelextent_context_tuple(PyObject *context, const char *attr)
 
 /* The logical_size of level_shapes[i] as an exact int (new ref). */
 static PyObject *
-sw_levelextent_logical_size(PyObject *shapes, Py_ssize_t i)
+sw_levelextent_logical_size(sw_state *st, PyObject *shapes, Py_ssize_t i)
 {
     PyObject *size, *exact;
 
-    size = PyObject_GetAttrString(PyTuple_GET_ITEM(shapes, i), "logical_size");
+    size = PyObject_GetAttr(PyTuple_GET_ITEM(shapes, i),
+                            st->idents[SW_IDENT_LOGICAL_SIZE]);
     if (size == NULL) {
         return NULL;
     }
@@ -249,11 +251,12 @@ sw_levelextent_validate(PyObject *self, PyObject *context)
     if (label == NULL) {
         goto done;
     }
-    layouts = sw_levelextent_context_tuple(context, "adjacent_layouts");
+    layouts = sw_levelextent_context_tuple(st, context,
+                                           SW_IDENT_ADJACENT_LAYOUTS);
     if (layouts == NULL) {
         goto done;
     }
-    shapes = sw_levelextent_context_tuple(context, "level_shapes");
+    shapes = sw_levelextent_context_tuple(st, context, SW_IDENT_LEVEL_SHAPES);
     if (shapes == NULL) {
         goto done;
     }
@@ -278,11 +281,11 @@ sw_levelextent_validate(PyObject *self, PyObject *context)
                      PyTuple_GET_SIZE(shapes));
         goto done;
     }
-    src = sw_levelextent_logical_size(shapes, level);
+    src = sw_levelextent_logical_size(st, shapes, level);
     if (src == NULL) {
         goto done;
     }
-    dst = sw_levelextent_logical_size(shapes, level + 1);
+    dst = sw_levelextent_logical_size(st, shapes, level + 1);
     if (dst == NULL) {
         goto done;
     }
@@ -324,8 +327,9 @@ sw_levelextent_validate(PyObject *self, PyObject *context)
     }
     {
         PyObject *adj = PyTuple_GET_ITEM(layouts, level);   /* borrowed */
-        preimage = PyObject_CallMethod(adj, "uniform_preimage_extent", "O",
-                                       PyTuple_GET_ITEM(shapes, level + 1));
+        preimage = PyObject_CallMethodOneArg(
+            adj, st->idents[SW_IDENT_UNIFORM_PREIMAGE_EXTENT],
+            PyTuple_GET_ITEM(shapes, level + 1));
     }
     if (preimage == NULL) {
         goto done;

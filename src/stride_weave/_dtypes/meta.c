@@ -198,8 +198,8 @@ sw_meta_origin_module(sw_state *st, sw_type *t)
     if (ns == NULL || !PyDict_Check(ns)) {
         return NULL;
     }
-    module = PyDict_GetItemWithError(ns, t->is_model ? st->str_name
-                                                     : st->str_module);
+    module = PyDict_GetItemWithError(ns, st->idents[t->is_model ? SW_IDENT_NAME
+                                                                : SW_IDENT_MODULE]);
     if (module == NULL || !PyUnicode_CheckExact(module)) {
         PyErr_Clear();   /* only a hint: a lookup failure leaves it out */
         return NULL;

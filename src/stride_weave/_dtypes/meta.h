@@ -123,10 +123,10 @@ sw_classbound_cached(PyTypeObject *cls, PyObject *name)
     if (t->state == NULL) {
         return NULL;   /* made around the metaclass's tp_new */
     }
-    if (name == t->state->str_from_name) {
+    if (name == t->state->idents[SW_IDENT_FROM_NAME]) {
         index = 0;
     }
-    else if (name == t->state->str_registered) {
+    else if (name == t->state->idents[SW_IDENT_REGISTERED]) {
         index = 1;
     }
     else {

@@ -37,7 +37,7 @@ sw_miss_message(sw_state *st, PyObject *name, Py_ssize_t registered)
     Py_ssize_t n = 0;
 
     if (st != NULL && sw_state_check(st) == 0) {
-        matches = sw_registry_close_names(&st->registry, name, registered);
+        matches = sw_registry_close_names(st, name, registered);
     }
     if (matches == NULL) {
         PyErr_Clear();

@@ -311,12 +311,6 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     PyObject *bases;
 
     st->empty_tuple = PyTuple_New(0);
-    st->str_structure_extension = PyUnicode_InternFromString("structure_extension");
-    st->str_module = PyUnicode_InternFromString("__module__");
-    st->str_name = PyUnicode_InternFromString("__name__");
-    st->str_from_name = PyUnicode_InternFromString("from_name");
-    st->str_registered = PyUnicode_InternFromString("registered");
-    st->str_class = PyUnicode_InternFromString("__class__");
     st->structures = sw_private_dict_new();
     st->chains = sw_private_dict_new();
     st->refs = sw_private_dict_new();
@@ -328,10 +322,7 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     }
     st->owned_names = sw_module_owned_set(sw_descriptor_owned_names, 1);
     st->rule_owned_names = sw_module_owned_set(sw_rule_owned_names, 0);
-    if (st->empty_tuple == NULL || st->str_structure_extension == NULL
-        || st->str_module == NULL || st->str_name == NULL
-        || st->str_from_name == NULL || st->str_registered == NULL
-        || st->str_class == NULL
+    if (st->empty_tuple == NULL || sw_state_idents_init(st) < 0
         || sw_pickle_init_policy(st) < 0 || sw_structure_labels_init(st) < 0
         || st->owned_names == NULL || st->rule_owned_names == NULL) {
         return -1;

@@ -619,7 +619,7 @@ sw_record_rules_from_levels(sw_state *st, PyObject *blocks)
     PyObject *module, *name, *qualname = NULL, *rules = NULL, *field;
 
     /* As rule.c records it: "str:<module>.<qualname>" of the class. */
-    module = PyObject_GetAttr((PyObject *)tp, st->str_module);
+    module = PyObject_GetAttr((PyObject *)tp, st->idents[SW_IDENT_MODULE]);
     name = module == NULL ? NULL : PyType_GetQualName(tp);
     if (name != NULL) {
         qualname = PyUnicode_FromFormat("str:%U.%U", module, name);

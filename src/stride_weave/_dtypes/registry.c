@@ -177,7 +177,8 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
  * them; ASCII pairs (the usual case) are compared here without calling
  * casefold().  1 if equal, 0 if not, -1 with an exception on error. */
 static int
-sw_registry_same_ignoring_case(PyObject *a, PyObject *folded_a, PyObject *b)
+sw_registry_same_ignoring_case(sw_state *st, PyObject *a, PyObject *folded_a,
+                               PyObject *b)
 {
     PyObject *folded_b;
     int same;
@@ -197,7 +198,7 @@ sw_registry_same_ignoring_case(PyObject *a, PyObject *folded_a, PyObject *b)
         return 1;
     }
     /* Exact str: casefold and the comparison run no user code. */
-    folded_b = PyObject_CallMethod(b, "casefold", NULL);
+    folded_b = PyObject_CallMethodNoArgs(b, st->idents[SW_IDENT_CASEFOLD]);
     if (folded_b == NULL) {
         return -1;
     }
@@ -245,14 +246,15 @@ sw_registry_may_be_close(const Py_ssize_t *hist, Py_ssize_t qlen, PyObject *cand
 }
 
 /* A new list of up to SW_SUGGEST_COUNT names among the first `registered`
- * registered names (the registry as it was when that many were
+ * names of `st`'s registry (the registry as it was when that many were
  * registered) close to the exact str `name`: those equal to it ignoring
  * case, or else difflib's closest matches.  `name` itself is never
  * suggested (it may have been registered since).  NULL with an exception
  * on error. */
 PyObject *
-sw_registry_close_names(sw_registry *r, PyObject *name, Py_ssize_t registered)
+sw_registry_close_names(sw_state *st, PyObject *name, Py_ssize_t registered)
 {
+    sw_registry *r = &st->registry;
     PyObject *all, *candidates = NULL, *folded = NULL, *matches = NULL;
     PyObject *difflib = NULL;
     Py_ssize_t hist[SW_SUGGEST_BUCKETS] = {0};
@@ -270,7 +272,7 @@ sw_registry_close_names(sw_registry *r, PyObject *name, Py_ssize_t registered)
     if (qlen > SW_SUGGEST_MAX_LENGTH) {
         goto done;
     }
-    folded = PyObject_CallMethod(name, "casefold", NULL);
+    folded = PyObject_CallMethodNoArgs(name, st->idents[SW_IDENT_CASEFOLD]);
     if (folded == NULL) {
         goto error;
     }
@@ -290,7 +292,7 @@ sw_registry_close_names(sw_registry *r, PyObject *name, Py_ssize_t registered)
             || PyUnicode_Compare(candidate, name) == 0) {
             continue;   /* exact str: the comparison runs no user code */
         }
-        same = sw_registry_same_ignoring_case(name, folded, candidate);
+        same = sw_registry_same_ignoring_case(st, name, folded, candidate);
         if (same < 0) {
             goto error;
         }
@@ -311,10 +313,14 @@ sw_registry_close_names(sw_registry *r, PyObject *name, Py_ssize_t registered)
         if (difflib == NULL) {
             goto error;
         }
-        Py_SETREF(matches, PyObject_CallMethod(difflib, "get_close_matches",
-                                               "OOid", name, candidates,
-                                               SW_SUGGEST_COUNT,
-                                               SW_SUGGEST_CUTOFF_TENTHS / 10.0));
+        Py_SETREF(difflib, PyObject_GetAttr(
+                               difflib, st->idents[SW_IDENT_GET_CLOSE_MATCHES]));
+        if (difflib == NULL) {
+            goto error;
+        }
+        Py_SETREF(matches, PyObject_CallFunction(difflib, "OOid", name,
+                                                 candidates, SW_SUGGEST_COUNT,
+                                                 SW_SUGGEST_CUTOFF_TENTHS / 10.0));
         if (matches == NULL || !PyList_CheckExact(matches)) {
             goto error;
         }

@@ -30,7 +30,8 @@ void sw_registry_fini(sw_registry *r);
 int sw_registry_traverse(sw_registry *r, visitproc visit, void *arg);
 PyObject *sw_registry_lookup(sw_registry *r, PyObject *name);
 Py_ssize_t sw_registry_count(sw_registry *r);
-PyObject *sw_registry_close_names(sw_registry *r, PyObject *name,
+struct sw_state;
+PyObject *sw_registry_close_names(struct sw_state *st, PyObject *name,
                                   Py_ssize_t registered);
 int sw_registry_contains(sw_registry *r, PyObject *name);
 int sw_registry_is_canonical(sw_registry *r, struct sw_descriptor *d);
@@ -39,7 +40,6 @@ int sw_registry_publish(sw_registry *r, struct sw_descriptor *d, PyObject *owned
 PyObject *sw_registry_snapshot(sw_registry *r, PyTypeObject *cls);
 
 /* miss.c: the LookupError of a name that is not registered */
-struct sw_state;
 PyObject *sw_miss_find(struct sw_state *st, PyObject *name);
 int sw_miss_create_type(PyObject *module, struct sw_state *st);
 

@@ -43,7 +43,7 @@ sw_rule_record_structure(sw_state *st, sw_rule *rule)
     PyObject *ext = NULL, *encoded = NULL;
     int status = -1;
 
-    module = PyObject_GetAttr((PyObject *)tp, st->str_module);
+    module = PyObject_GetAttr((PyObject *)tp, st->idents[SW_IDENT_MODULE]);
     if (module == NULL) {
         goto done;
     }
@@ -63,7 +63,7 @@ sw_rule_record_structure(sw_state *st, sw_rule *rule)
     }
     /* structure_extension() runs exactly once. */
     ext = PyObject_CallMethodNoArgs((PyObject *)rule,
-                                    st->str_structure_extension);
+                                    st->idents[SW_IDENT_STRUCTURE_EXTENSION]);
     if (ext == NULL) {
         goto done;
     }

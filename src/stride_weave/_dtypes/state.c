@@ -16,6 +16,39 @@
 _Static_assert(offsetof(sw_type, state) == offsetof(sw_class_head, state),
                "sw_type must start with sw_class_head's fields");
 
+/* The text of each sw_ident, in its order. */
+static const char *const sw_state_ident_text[SW_IDENT_COUNT] = {
+    [SW_IDENT_MODULE] = "__module__",
+    [SW_IDENT_NAME] = "__name__",
+    [SW_IDENT_CLASS] = "__class__",
+    [SW_IDENT_FROM_NAME] = "from_name",
+    [SW_IDENT_REGISTERED] = "registered",
+    [SW_IDENT_STRUCTURE_EXTENSION] = "structure_extension",
+    [SW_IDENT_CASEFOLD] = "casefold",
+    [SW_IDENT_GET_CLOSE_MATCHES] = "get_close_matches",
+    [SW_IDENT_LOGICAL_DTYPE] = "logical_dtype",
+    [SW_IDENT_LOGICAL_SIZE] = "logical_size",
+    [SW_IDENT_LEVEL_SHAPES] = "level_shapes",
+    [SW_IDENT_ADJACENT_LAYOUTS] = "adjacent_layouts",
+    [SW_IDENT_UNIFORM_PREIMAGE_EXTENT] = "uniform_preimage_extent",
+};
+
+/* Make the state's interned names (module initialization): 0, or -1 with
+ * an exception. */
+int
+sw_state_idents_init(sw_state *st)
+{
+    int i;
+
+    for (i = 0; i < SW_IDENT_COUNT; i++) {
+        st->idents[i] = PyUnicode_InternFromString(sw_state_ident_text[i]);
+        if (st->idents[i] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The state of the current interpreter's graph (borrowed), or NULL with
  * RuntimeError when stride_weave._dtypes was never imported here: the C
  * API reaches the registry this way (capi.c). */
@@ -79,12 +112,7 @@ static const sw_state_field sw_state_fields[] = {
     {offsetof(sw_state, labels), SW_LABEL_COUNT, 0},
     {offsetof(sw_state, empty_extension), 1, 0},
     {offsetof(sw_state, empty_tuple), 1, 0},
-    {offsetof(sw_state, str_structure_extension), 1, 0},
-    {offsetof(sw_state, str_module), 1, 0},
-    {offsetof(sw_state, str_name), 1, 0},
-    {offsetof(sw_state, str_from_name), 1, 0},
-    {offsetof(sw_state, str_registered), 1, 0},
-    {offsetof(sw_state, str_class), 1, 0},
+    {offsetof(sw_state, idents), SW_IDENT_COUNT, 0},
     {offsetof(sw_state, type_checks), 2, 0},
     {offsetof(sw_state, import_policy), 1, 0},
     {offsetof(sw_state, whole_type), 1, 0},

@@ -20,6 +20,29 @@ struct SW_DTypes_CAPI;   /* the public C API table (capi.c) */
  * object is kept (versioned: an incompatible layout gets its own graph). */
 #define SW_STATE_INTERP_KEY "stride_weave._dtypes.graph.v1"
 
+/* The names the module looks up or compares at run time, made (interned)
+ * once per graph.  A name made for each lookup (PyObject_GetAttrString,
+ * PyObject_CallMethod with a C string) is an allocation every time, and
+ * CPython 3.11's type attribute cache, keyed by the name object's address,
+ * keeps each such string in a slot of its own, evicting the interpreter's
+ * own entries.  The text of each is in state.c. */
+typedef enum {
+    SW_IDENT_MODULE = 0,            /* "__module__" */
+    SW_IDENT_NAME,                  /* "__name__" */
+    SW_IDENT_CLASS,                 /* "__class__" */
+    SW_IDENT_FROM_NAME,             /* "from_name" */
+    SW_IDENT_REGISTERED,            /* "registered" */
+    SW_IDENT_STRUCTURE_EXTENSION,   /* "structure_extension" */
+    SW_IDENT_CASEFOLD,              /* "casefold" */
+    SW_IDENT_GET_CLOSE_MATCHES,     /* "get_close_matches" (difflib) */
+    SW_IDENT_LOGICAL_DTYPE,         /* "logical_dtype" (a rule's context) */
+    SW_IDENT_LOGICAL_SIZE,          /* "logical_size" */
+    SW_IDENT_LEVEL_SHAPES,          /* "level_shapes" */
+    SW_IDENT_ADJACENT_LAYOUTS,      /* "adjacent_layouts" */
+    SW_IDENT_UNIFORM_PREIMAGE_EXTENT,   /* "uniform_preimage_extent" */
+    SW_IDENT_COUNT
+} sw_ident;
+
 typedef struct sw_state {
     PyTypeObject *meta_type;        /* DTypeMeta */
     PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
@@ -65,12 +88,7 @@ typedef struct sw_state {
     PyObject *empty_extension;  /* ("extension", ()): the common field */
     PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
     PyObject *empty_tuple;
-    PyObject *str_structure_extension;
-    PyObject *str_module;           /* interned "__module__" */
-    PyObject *str_name;             /* interned "__name__" */
-    PyObject *str_from_name;        /* interned "from_name" */
-    PyObject *str_registered;       /* interned "registered" */
-    PyObject *str_class;            /* interned "__class__" */
+    PyObject *idents[SW_IDENT_COUNT];   /* interned names (sw_ident) */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
     struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
@@ -115,5 +133,6 @@ int sw_state_clear(PyObject *module);
 void sw_state_free(void *module);
 sw_state *sw_state_current(void);   /* borrowed: this interpreter's graph */
 int sw_state_check(sw_state *st);
+int sw_state_idents_init(sw_state *st);
 
 #endif /* SW_STATE_H */
