@@ -162,12 +162,17 @@ sw_miss_repr(PyObject *self)
 static PyObject *
 sw_miss_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
+    sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *reduce, *result;
 
     if (sw_miss_format(self) < 0) {
         return NULL;
     }
-    reduce = PyObject_GetAttrString(PyExc_BaseException, "__reduce__");
+    /* The state's name, or a new one once the state is released (late
+     * finalizers at shutdown). */
+    reduce = st != NULL && st->idents[SW_IDENT_REDUCE] != NULL
+        ? PyObject_GetAttr(PyExc_BaseException, st->idents[SW_IDENT_REDUCE])
+        : PyObject_GetAttrString(PyExc_BaseException, "__reduce__");
     if (reduce == NULL) {
         return NULL;
     }

@@ -256,7 +256,7 @@ sw_registry_close_names(sw_state *st, PyObject *name, Py_ssize_t registered)
 {
     sw_registry *r = &st->registry;
     PyObject *all, *candidates = NULL, *folded = NULL, *matches = NULL;
-    PyObject *difflib = NULL;
+    PyObject *difflib = NULL, *closest = NULL;
     Py_ssize_t hist[SW_SUGGEST_BUCKETS] = {0};
     Py_ssize_t i, n, qlen = PyUnicode_GET_LENGTH(name);
 
@@ -313,12 +313,12 @@ sw_registry_close_names(sw_state *st, PyObject *name, Py_ssize_t registered)
         if (difflib == NULL) {
             goto error;
         }
-        Py_SETREF(difflib, PyObject_GetAttr(
-                               difflib, st->idents[SW_IDENT_GET_CLOSE_MATCHES]));
-        if (difflib == NULL) {
+        closest = PyObject_GetAttr(difflib,
+                                   st->idents[SW_IDENT_GET_CLOSE_MATCHES]);
+        if (closest == NULL) {
             goto error;
         }
-        Py_SETREF(matches, PyObject_CallFunction(difflib, "OOid", name,
+        Py_SETREF(matches, PyObject_CallFunction(closest, "OOid", name,
                                                  candidates, SW_SUGGEST_COUNT,
                                                  SW_SUGGEST_CUTOFF_TENTHS / 10.0));
         if (matches == NULL || !PyList_CheckExact(matches)) {
@@ -329,6 +329,7 @@ sw_registry_close_names(sw_state *st, PyObject *name, Py_ssize_t registered)
 error:
     Py_CLEAR(matches);
 done:
+    Py_XDECREF(closest);
     Py_XDECREF(difflib);
     Py_XDECREF(folded);
     Py_XDECREF(candidates);

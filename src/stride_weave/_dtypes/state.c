@@ -31,22 +31,30 @@ static const char *const sw_state_ident_text[SW_IDENT_COUNT] = {
     [SW_IDENT_LEVEL_SHAPES] = "level_shapes",
     [SW_IDENT_ADJACENT_LAYOUTS] = "adjacent_layouts",
     [SW_IDENT_UNIFORM_PREIMAGE_EXTENT] = "uniform_preimage_extent",
+    [SW_IDENT_REDUCE] = "__reduce__",
 };
 
-/* Make the state's interned names (module initialization): 0, or -1 with
- * an exception. */
+/* Fill dst[0..count) with the interned strings of texts[0..count)
+ * (module initialization): 0, or -1 with an exception. */
 int
-sw_state_idents_init(sw_state *st)
+sw_state_intern_all(PyObject **dst, const char *const *texts, int count)
 {
     int i;
 
-    for (i = 0; i < SW_IDENT_COUNT; i++) {
-        st->idents[i] = PyUnicode_InternFromString(sw_state_ident_text[i]);
-        if (st->idents[i] == NULL) {
+    for (i = 0; i < count; i++) {
+        dst[i] = PyUnicode_InternFromString(texts[i]);
+        if (dst[i] == NULL) {
             return -1;
         }
     }
     return 0;
+}
+
+/* Make the state's interned names: 0, or -1 with an exception. */
+int
+sw_state_idents_init(sw_state *st)
+{
+    return sw_state_intern_all(st->idents, sw_state_ident_text, SW_IDENT_COUNT);
 }
 
 /* The state of the current interpreter's graph (borrowed), or NULL with

@@ -40,6 +40,7 @@ typedef enum {
     SW_IDENT_LEVEL_SHAPES,          /* "level_shapes" */
     SW_IDENT_ADJACENT_LAYOUTS,      /* "adjacent_layouts" */
     SW_IDENT_UNIFORM_PREIMAGE_EXTENT,   /* "uniform_preimage_extent" */
+    SW_IDENT_REDUCE,                /* "__reduce__" */
     SW_IDENT_COUNT
 } sw_ident;
 
@@ -134,5 +135,6 @@ void sw_state_free(void *module);
 sw_state *sw_state_current(void);   /* borrowed: this interpreter's graph */
 int sw_state_check(sw_state *st);
 int sw_state_idents_init(sw_state *st);
+int sw_state_intern_all(PyObject **dst, const char *const *texts, int count);
 
 #endif /* SW_STATE_H */

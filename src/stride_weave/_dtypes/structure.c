@@ -158,13 +158,9 @@ static const char *const sw_structure_label_text[SW_LABEL_COUNT] = {
 int
 sw_structure_labels_init(sw_state *st)
 {
-    int i;
-
-    for (i = 0; i < SW_LABEL_COUNT; i++) {
-        st->labels[i] = PyUnicode_InternFromString(sw_structure_label_text[i]);
-        if (st->labels[i] == NULL) {
-            return -1;
-        }
+    if (sw_state_intern_all(st->labels, sw_structure_label_text,
+                            SW_LABEL_COUNT) < 0) {
+        return -1;
     }
     st->empty_extension = PyTuple_Pack(2, st->labels[SW_LABEL_EXTENSION],
                                        st->empty_tuple);
