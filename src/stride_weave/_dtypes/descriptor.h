@@ -93,18 +93,22 @@ PyObject *sw_descriptor_repr(PyObject *self);
 int sw_descriptor_bind_methods(PyTypeObject *cls);
 sw_compound_fields *sw_descriptor_compound_fields(sw_descriptor *d);
 
-/* 0 if `d` may be read (finished, or building after its kind's __init__),
- * else -1 with ValueError: a rejected or uninitialized descriptor is not
- * usable, even if user code kept a reference to it.  Inline because every
- * accessor starts here; the exception is made out of line. */
+/* 1 if `d` may be read (finished, or building after its kind's __init__),
+ * else 0: a rejected or uninitialized descriptor is not usable, even if
+ * user code kept a reference to it. */
+static inline int
+sw_descriptor_is_usable(sw_descriptor *d)
+{
+    return SW_LOAD_FLAG(d->initialized) == 1
+           && SW_LOAD_FLAG(d->build_state) != SW_REJECTED;
+}
+
+/* 0 if `d` is usable, else -1 with ValueError saying why.  Inline because
+ * every accessor starts here; the exception is made out of line. */
 static inline int
 sw_descriptor_check_usable(sw_descriptor *d)
 {
-    if (SW_LOAD_FLAG(d->initialized) == 1
-        && SW_LOAD_FLAG(d->build_state) != SW_REJECTED) {
-        return 0;
-    }
-    return sw_descriptor_unusable(d);
+    return sw_descriptor_is_usable(d) ? 0 : sw_descriptor_unusable(d);
 }
 
 /* The receiver of a kind-specific accessor (`accessor`, e.g.
@@ -117,9 +121,7 @@ sw_descriptor_of_kind(PyObject *self, sw_kind kind, const char *accessor)
 {
     sw_descriptor *d = (sw_descriptor *)self;
 
-    if (d->kind == (int)kind
-        && SW_LOAD_FLAG(d->initialized) == 1
-        && SW_LOAD_FLAG(d->build_state) != SW_REJECTED
+    if (d->kind == (int)kind && sw_descriptor_is_usable(d)
         && sw_kind_table[kind]->has_fields(d)) {
         return d;
     }
