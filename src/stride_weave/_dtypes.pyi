@@ -11,7 +11,7 @@
 # imported under that name in this file.
 
 from collections.abc import Callable, Iterable
-from typing import ClassVar, Final, NoReturn, Self, SupportsIndex, final
+from typing import ClassVar, Final, Literal, NoReturn, Self, SupportsIndex, final
 
 from stride_weave._typing import (
     RepresentationValidationContext,
@@ -246,6 +246,101 @@ class SymbolicBits:
     def __ne__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
     def __reduce__(self) -> tuple[type[SymbolicBits], tuple[float, int]]: ...
+
+_NumericKind = Literal["float", "complex", "int", "bool"]
+_NanEncoding = Literal["ieee", "all_ones", "negative_zero", "none"]
+
+@final
+class NumericInfo:
+    """What a simple dtype's bits mean: an immutable record, compared by value."""
+
+    def __new__(
+        cls,
+        *,
+        kind: _NumericKind,
+        encoding: str,
+        bits: int,
+        signed: bool,
+        min: float | int,
+        max: float | int,
+        exponent_bits: int | None = None,
+        mantissa_bits: int | None = None,
+        bias: int | None = None,
+        smallest_normal: float | None = None,
+        smallest_subnormal: float | None = None,
+        eps: float | None = None,
+        has_inf: bool = False,
+        has_nan: bool = False,
+        nan_encoding: _NanEncoding = "none",
+    ) -> NumericInfo: ...
+    @classmethod
+    def floating(
+        cls,
+        encoding: str,
+        *,
+        exponent_bits: int,
+        mantissa_bits: int,
+        bias: int,
+        nan_encoding: _NanEncoding,
+        signed: bool = True,
+        complex: bool = False,
+    ) -> NumericInfo: ...
+    @classmethod
+    def integer(cls, bits: int, *, signed: bool) -> NumericInfo: ...
+    @classmethod
+    def boolean(cls, bits: int = 8) -> NumericInfo: ...
+    @classmethod
+    def _from_params(
+        cls,
+        kind: _NumericKind,
+        encoding: str,
+        bits: int,
+        signed: bool,
+        exponent_bits: int | None,
+        mantissa_bits: int | None,
+        bias: int | None,
+        nan_encoding: _NanEncoding,
+        /,
+    ) -> NumericInfo: ...
+    @property
+    def kind(self) -> _NumericKind: ...
+    @property
+    def encoding(self) -> str: ...
+    @property
+    def bits(self) -> int: ...
+    @property
+    def signed(self) -> bool: ...
+    @property
+    def min(self) -> float | int: ...
+    @property
+    def max(self) -> float | int: ...
+    @property
+    def exponent_bits(self) -> int | None: ...
+    @property
+    def mantissa_bits(self) -> int | None: ...
+    @property
+    def bias(self) -> int | None: ...
+    @property
+    def smallest_normal(self) -> float | None: ...
+    @property
+    def smallest_subnormal(self) -> float | None: ...
+    @property
+    def eps(self) -> float | None: ...
+    @property
+    def has_inf(self) -> bool: ...
+    @property
+    def has_nan(self) -> bool: ...
+    @property
+    def nan_encoding(self) -> _NanEncoding: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __reduce__(self) -> tuple[Callable[..., NumericInfo], tuple[object, ...]]: ...
+
+def numeric_info(dtype: SimpleDType, /) -> NumericInfo: ...
+def finfo(dtype: SimpleDType, /) -> NumericInfo: ...
+def iinfo(dtype: SimpleDType, /) -> NumericInfo: ...
+def register_numeric_info(dtype: SimpleDType, record: NumericInfo, /) -> None: ...
 
 # The C API capsule "stride_weave._dtypes._C_API", for C extensions through
 # <stride_weave/dtypes.h> (docs/c-api.md); not for Python code.

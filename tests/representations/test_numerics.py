@@ -270,3 +270,129 @@ def test_floating_matches_a_pattern_by_pattern_decoding(e, m, bias_shift, nan_en
     assert record.has_inf == any(math.isinf(v) for v in values)
     assert record.has_nan == any(math.isnan(v) for v in values)
     assert record.bits == 1 + e + m
+
+
+# ---- the record as a value: constructor, repr, pickling -------------------
+
+def _every_record():
+    import stride_weave.formats  # noqa: F401  (the pack's records too)
+    return [numeric_info(d) for d in DType.registered()
+            if isinstance(d, SimpleDType) and _has_record(d)]
+
+
+def _has_record(d):
+    try:
+        numeric_info(d)
+    except LookupError:
+        return False
+    return True
+
+
+def test_every_record_round_trips_through_its_repr_and_its_pickle():
+    import pickle
+
+    for record in _every_record():
+        again = eval(repr(record), {"NumericInfo": NumericInfo})
+        assert again == record and hash(again) == hash(record)
+        assert repr(again) == repr(record)
+        for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+            loaded = pickle.loads(pickle.dumps(record, protocol))
+            assert loaded == record and repr(loaded) == repr(record)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("max", 449.0), ("min", -1.0), ("smallest_normal", 0.5), ("eps", 0.25),
+    ("has_inf", True), ("smallest_subnormal", 1e-3), ("bits", 16),
+])
+def test_the_keyword_constructor_refuses_a_field_its_parameters_contradict(field, value):
+    fields = _fields(finfo(DType.E4M3))
+    fields[field] = value
+    with pytest.raises(ValueError, match=f"{field}="):
+        NumericInfo(**fields)
+
+
+def _fields(record):
+    names = ("kind", "encoding", "bits", "signed", "min", "max", "exponent_bits",
+             "mantissa_bits", "bias", "smallest_normal", "smallest_subnormal", "eps",
+             "has_inf", "has_nan", "nan_encoding")
+    return {name: getattr(record, name) for name in names}
+
+
+def test_the_keyword_constructor_derives_what_is_left_out():
+    record = NumericInfo(kind="float", encoding="float8_e4m3fn", bits=8, signed=True,
+                         min=-448.0, max=448.0, exponent_bits=4, mantissa_bits=3,
+                         bias=7, nan_encoding="all_ones")
+    assert record == finfo(DType.E4M3)
+    assert record.smallest_subnormal == 2.0 ** -9 and record.has_nan
+
+
+def test_the_keyword_constructor_names_a_missing_field():
+    with pytest.raises(TypeError, match="missing required keyword argument 'max'"):
+        NumericInfo(kind="int", encoding="int8", bits=8, signed=True, min=-128)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="kind must be one of .* got 'fixed'"):
+        NumericInfo(kind="fixed", encoding="q", bits=8, signed=True, min=0, max=1)  # type: ignore[arg-type]
+
+
+def test_an_unsigned_float_with_a_mantissa_has_zero_as_its_minimum():
+    """float8_e5m3fnu: the smallest value is zero, as ml_dtypes decodes it
+    (only a format with no mantissa, e8m0fnu, has no zero)."""
+    record = NumericInfo.floating("float8_e5m3fnu", exponent_bits=5, mantissa_bits=3,
+                                  bias=15, nan_encoding="all_ones", signed=False)
+    reference = ml_dtypes.finfo(ml_dtypes.float8_e5m3fnu)
+    values = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e5m3fnu).astype(np.float64)
+    finite = values[np.isfinite(values)]
+    assert record.min == finite.min() == float(reference.min) == 0.0
+    assert record.max == finite.max() == float(reference.max)
+    assert record.smallest_subnormal == float(reference.smallest_subnormal)
+    assert record.smallest_normal == float(reference.smallest_normal)
+    assert finfo(DType.E8M0).min == 2.0 ** -127   # no zero: its smallest normal
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"exponent_bits": 4, "mantissa_bits": 0, "bias": 7, "nan_encoding": "ieee"},
+     "'ieee' needs mantissa_bits >= 1"),
+    ({"exponent_bits": 4, "mantissa_bits": 3, "bias": 7, "nan_encoding": "negative_zero",
+      "signed": False}, "'negative_zero' needs a sign bit"),
+    ({"exponent_bits": 15, "mantissa_bits": 112, "bias": 16383, "nan_encoding": "ieee"},
+     "wider than float64's"),
+    ({"exponent_bits": 8, "mantissa_bits": 3, "bias": -2000, "nan_encoding": "ieee"},
+     "not all float64 values"),
+    ({"exponent_bits": 4, "mantissa_bits": 3, "bias": 7, "nan_encoding": "ieee",
+      "signed": 1}, "signed must be a bool, got 1"),
+])
+def test_floating_refuses_formats_it_cannot_describe_exactly(kwargs, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        NumericInfo.floating("x", **kwargs)
+
+
+def test_integer_and_boolean_validate_their_width():
+    with pytest.raises(ValueError, match="bits must be a positive int, got 0"):
+        NumericInfo.integer(0, signed=True)
+    with pytest.raises(ValueError, match="bits must be a positive int, got True"):
+        NumericInfo.integer(True, signed=True)
+    with pytest.raises(TypeError, match="missing required keyword argument 'signed'"):
+        NumericInfo.integer(8)  # type: ignore[call-arg]
+    assert NumericInfo.integer(128, signed=False).max == (1 << 128) - 1
+    assert NumericInfo.boolean(1).encoding == "bool1"
+
+
+def test_the_factories_show_their_signatures():
+    import inspect
+
+    assert str(inspect.signature(NumericInfo.floating)) == (
+        "(encoding, *, exponent_bits, mantissa_bits, bias, nan_encoding, "
+        "signed=True, complex=False)")
+    assert str(inspect.signature(NumericInfo.integer)) == "(bits, *, signed)"
+    assert str(inspect.signature(numeric_info)) == "(dtype, /)"
+    assert NumericInfo.__module__ == "stride_weave.numerics"
+
+
+def test_each_query_names_itself_in_its_errors():
+    with pytest.raises(TypeError, match=r"^finfo: dtype must be a registered SimpleDType, got 'Float32'"):
+        finfo("Float32")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^iinfo: dtype must be a registered SimpleDType, "
+                                        r"got the block-scaled BlockScaledDType\('MXFP4'\)"):
+        iinfo(DType.MXFP4)  # type: ignore[arg-type]
+    d = SimpleDType(unique_name("NoRecord"), bits=8, supertype=DType.Floating)
+    with pytest.raises(LookupError, match=r"^finfo: no numeric record is registered for"):
+        finfo(d)

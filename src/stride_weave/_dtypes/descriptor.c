@@ -175,6 +175,9 @@ sw_descriptor_dealloc(PyObject *self)
         PyObject_ClearWeakRefs(self);
     }
     (void)sw_descriptor_clear(self);
+    /* Not in clear: a record references nothing, so it is in no cycle,
+     * and a registered descriptor's record is never taken away. */
+    Py_CLEAR(d->numeric);
     PyMem_Free(d->compound);
     d->compound = NULL;
     tp->tp_free(self);

@@ -11,6 +11,7 @@
 #include "descriptor.h"
 #include "level.h"
 #include "meta.h"
+#include "numinfo.h"
 #include "pickle.h"
 #include "privtable.h"
 #include "rule.h"
@@ -331,7 +332,8 @@ sw_module_build_graph(PyObject *module, sw_state *st)
         return -1;
     }
     if (PyModule_AddFunctions(module, sw_pickle_methods) < 0
-        || PyModule_AddFunctions(module, sw_kind_methods) < 0) {
+        || PyModule_AddFunctions(module, sw_kind_methods) < 0
+        || PyModule_AddFunctions(module, sw_numrecords_methods) < 0) {
         return -1;
     }
     st->reconstruct = PyObject_GetAttrString(module, "_reconstruct");
@@ -358,6 +360,7 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     if (sw_whole_create(module, st) < 0 || sw_rule_create_types(module, st) < 0
         || sw_level_create_type(module, st) < 0
         || sw_symbolic_create_type(module, st) < 0
+        || sw_numinfo_create_type(module, st) < 0
         || sw_levelextent_create_type(module, st) < 0) {
         return -1;
     }
@@ -383,7 +386,8 @@ sw_module_build_graph(PyObject *module, sw_state *st)
         return -1;
     }
     if (sw_module_install_builtins(st) < 0
-        || sw_module_install_builtin_formats(st) < 0) {
+        || sw_module_install_builtin_formats(st) < 0
+        || sw_numrecords_install_builtins(st) < 0) {
         return -1;
     }
     PyType_Modified(st->dtype_type);
@@ -403,6 +407,7 @@ sw_module_export(PyObject *module, sw_state *st)
         {"Whole", st->whole},
         {"Level", (PyObject *)st->level_type},
         {"SymbolicBits", (PyObject *)st->symbolic_type},
+        {"NumericInfo", (PyObject *)st->numinfo_type},
         {"UnknownNameError", (PyObject *)st->unknown_name_type},
         {NULL, NULL},
     };

@@ -126,6 +126,7 @@ static const sw_state_field sw_state_fields[] = {
     {offsetof(sw_state, whole_type), 1, 0},
     {offsetof(sw_state, level_type), 1, 0},
     {offsetof(sw_state, symbolic_type), 1, 0},
+    {offsetof(sw_state, numinfo_type), 1, 0},
     {offsetof(sw_state, rule_base_type), 1, 0},
     {offsetof(sw_state, rule_meta_type), 1, 0},
     {offsetof(sw_state, base_type), 1, 0},

@@ -69,6 +69,7 @@ typedef struct sw_state {
     PyTypeObject *whole_type;       /* WholeExtent */
     PyTypeObject *level_type;       /* Level */
     PyTypeObject *symbolic_type;    /* SymbolicBits */
+    PyTypeObject *numinfo_type;     /* NumericInfo (numinfo.c) */
     PyObject *whole;                /* the Whole singleton */
     PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
     PyObject *import_policy;        /* which modules _reconstruct may import:
