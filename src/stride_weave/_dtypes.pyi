@@ -358,5 +358,17 @@ _C_API: object
 def _reconstruct(
     name: str, structure: Structure, module: str | None = None, /
 ) -> DType: ...
-def unpickle_imports() -> bool | tuple[str, ...]: ...
-def set_unpickle_imports(allow: bool | Iterable[str], /) -> bool | tuple[str, ...]: ...
+def unpickle_imports() -> bool | tuple[str, ...]:
+    """Which modules unpickling a descriptor may import to find a name that
+    is not registered: True (any importable module), False (none) or the
+    module name prefixes allowed by set_unpickle_imports() or the
+    environment variable STRIDE_WEAVE_UNPICKLE_IMPORTS, followed by those
+    installed distributions declare in the entry-point group
+    'stride_weave.unpickle_imports'.  A malformed variable is a ValueError
+    at the policy's first use."""
+
+def set_unpickle_imports(allow: bool | Iterable[str], /) -> bool | tuple[str, ...]:
+    """Set which modules unpickling may import and return the previous
+    setting: an iterable of module name prefixes (added to the declared
+    modules; () is the default), True (any importable module) or False
+    (none)."""

@@ -4,7 +4,9 @@ One module-scoped LocalCluster: two worker processes on 127.0.0.1 (ports
 chosen by the system, dashboards included), one thread each; every wait is bounded
 and the cluster is always closed.  The workers can import ``_autoimport_ext``
 (tests/ is on their sys.path) but nothing imports it for them: descriptors
-of that module reach them through the module hint of their pickle.
+of that module reach them through the module hint of their pickle, which
+the workers may import because their environment allows that module
+(STRIDE_WEAVE_UNPICKLE_IMPORTS, docs/processes.md).
 """
 import contextlib
 import pickle
@@ -19,6 +21,8 @@ distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
 
 TIMEOUT = 60
+# The module the workers may import on unpickle, set in their environment.
+WORKER_ENV = {"STRIDE_WEAVE_UNPICKLE_IMPORTS": "_autoimport_ext"}
 
 
 def _loaded(module):
@@ -39,6 +43,7 @@ def local_cluster_client():
     cluster = distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True,
         host="127.0.0.1", dashboard_address=":0", worker_dashboard_address=":0",
+        env=WORKER_ENV,
     )
     try:
         with distributed.Client(cluster, timeout=TIMEOUT) as c:
@@ -157,16 +162,38 @@ def _client_only_module(tmp_path, monkeypatch):
     return __import__(modname)
 
 
+def test_the_workers_allow_only_the_modules_of_their_policy(fresh_client):
+    from stride_weave import _dtypes
+
+    policies = fresh_client.run(_dtypes.unpickle_imports)
+    assert len(policies) == 2
+    assert all(p[0] == "_autoimport_ext" for p in policies.values()), policies
+
+
 def test_an_unimportable_extension_sent_as_bytes_fails_as_the_task(
         client, tmp_path, monkeypatch):
+    from stride_weave import _dtypes
+
     client_only_module = _client_only_module(tmp_path, monkeypatch)
     modname = client_only_module.__name__
-    future = client.submit(pickle.loads, pickle.dumps(client_only_module.ONLY_HERE),
-                           pure=False)
+    data = pickle.dumps(client_only_module.ONLY_HERE)
+    future = client.submit(pickle.loads, data, pure=False)
     with pytest.raises(LookupError, match=rf"its module '{modname}' was not imported: "
-                                          rf"no top-level module '{modname}' is "
-                                          r"importable in this process"):
+                                          r"it is not under the allowed module prefixes "
+                                          r"\('_autoimport_ext'"):
         future.result(timeout=TIMEOUT)
+    # allowed on the workers, it is still not importable there
+    previous = client.run(_dtypes.set_unpickle_imports, ("_autoimport_ext", modname))
+    try:
+        future = client.submit(pickle.loads, data, pure=False)
+        with pytest.raises(LookupError, match=rf"its module '{modname}' was not "
+                                              rf"imported: no top-level module "
+                                              rf"'{modname}' is importable in this "
+                                              r"process"):
+            future.result(timeout=TIMEOUT)
+    finally:
+        for worker, setting in previous.items():
+            client.run(_dtypes.set_unpickle_imports, setting, workers=[worker])
     assert client.submit(echo, DType.Float64, pure=False).result(timeout=TIMEOUT) \
         is DType.Float64
     assert len(client.scheduler_info()["workers"]) == 2

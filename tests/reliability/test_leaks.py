@@ -448,20 +448,23 @@ def op_refused_fresh_names():
 
 def op_module_hints_and_ensure():
     rec = _dtypes._reconstruct
-    for hint in ("a b", ".rel", "__main__", "__main__.x", "no_such_module_sw13",
-                 "json", "json.no_such_sub", "_autoimport_raises"):
-        _expect(LookupError, rec, UNKNOWN_NAME, _S32, hint)
+    previous = _dtypes.set_unpickle_imports(True)
+    # each policy: any module, the default, prefixes, none
+    for allow in (True, (), ("json", "mylib.sub"), False):
+        _dtypes.set_unpickle_imports(allow)
+        for hint in ("a b", ".rel", "__main__", "__main__.x", "unittest.__main__",
+                     "no_such_module_sw13", "json", "json.no_such_sub",
+                     "_autoimport_raises", "other"):
+            _expect(LookupError, rec, UNKNOWN_NAME, _S32, hint)
+        _dtypes.unpickle_imports()
     _expect(TypeError, rec, UNKNOWN_NAME, _S32, 5)
     _expect(TypeError, rec, "Float32", _S32, None, None)
     assert rec(EXT_TAGGED.name, EXT_TAGGED.structure(), "no_such_module_sw13") is EXT_TAGGED
-    previous = _dtypes.set_unpickle_imports(("json", "mylib.sub"))
-    _expect(LookupError, rec, UNKNOWN_NAME, _S32, "other")
-    _dtypes.set_unpickle_imports(False)
-    _expect(LookupError, rec, UNKNOWN_NAME, _S32, "json")
     _expect(TypeError, _dtypes.set_unpickle_imports, "json")
     _expect(ValueError, _dtypes.set_unpickle_imports, ["a..b"])
-    _dtypes.set_unpickle_imports(previous)
-    assert _dtypes.unpickle_imports() is previous
+    _expect(ValueError, _dtypes.set_unpickle_imports, ["a.__main__"])
+    assert _dtypes.set_unpickle_imports(previous) is False
+    assert _dtypes.set_unpickle_imports(previous) == previous
     assert SimpleDType.ensure(EXT_SIMPLE.name, bits=EXT_SIMPLE.bits,
                               supertype=EXT_SIMPLE.supertype) is EXT_SIMPLE
     _expect(ValueError, SimpleDType.ensure, EXT_SIMPLE.name, bits=EXT_SIMPLE.bits + 8,

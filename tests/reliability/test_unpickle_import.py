@@ -1,12 +1,19 @@
 """Descriptors across processes: the module hint of a pickle and importing it
-on unpickle (with its policy), DType.ensure(), duplicate-name errors that
-name their owner, and cloudpickle (docs/pickling.md, docs/processes.md).
+on unpickle; the policy that decides which modules may be imported (its
+environment variable, also under -E and -I, the modules distributions
+declare, names that are never imported, threads racing its first read);
+DType.ensure(), duplicate-name errors that name their owner, and
+cloudpickle (docs/pickling.md, docs/processes.md).
 
 Receiving processes are children (support.child): they can import
 ``_autoimport_ext`` (this folder is on their path) but have not imported it.
+The policy of this process is left as the test found it (the ``policy``
+fixture); a test that needs its first read runs in a child.
 """
 import functools
 import importlib
+import itertools
+import json
 import multiprocessing
 import os
 import pickle
@@ -15,6 +22,8 @@ import textwrap
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 
 import support
@@ -30,6 +39,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 run_child = functools.partial(support.run_child, path=(HERE,))
 child_report = functools.partial(support.child_report, path=(HERE,))
 
+POLICY_ENV = "STRIDE_WEAVE_UNPICKLE_IMPORTS"
+GROUP = "stride_weave.unpickle_imports"
+
 
 @pytest.fixture
 def ext():
@@ -40,8 +52,10 @@ def ext():
 
 @pytest.fixture
 def policy():
-    """Restore the import policy after the test."""
-    previous = _dtypes.unpickle_imports()
+    """The default setting for the test (the modules distributions declare,
+    no prefixes of the user's), whatever this process's environment says;
+    the previous setting after it."""
+    previous = _dtypes.set_unpickle_imports(())
     yield
     _dtypes.set_unpickle_imports(previous)
 
@@ -96,36 +110,52 @@ def test_old_two_argument_payloads_keep_loading(ext):
 # --------------------------------------------------------------------------
 
 _RECEIVE = """
-    import json, pickle, sys
+    import json, pickle, sys, warnings
     from stride_weave import _dtypes
     before = "_autoimport_ext" in sys.modules
     data = bytes.fromhex(sys.argv[1])
-    try:
-        objs = pickle.loads(data)
-        result = {"ok": [repr(o) for o in objs],
-                  "same": all(o is _dtypes.DType.from_name(o.name) for o in objs)}
-    except Exception as exc:
-        result = {"error": type(exc).__name__, "message": str(exc),
-                  "cause": repr(exc.__cause__)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            objs = pickle.loads(data)
+            result = {"ok": [repr(o) for o in objs],
+                      "same": all(o is _dtypes.DType.from_name(o.name) for o in objs)}
+        except Exception as exc:
+            result = {"error": type(exc).__name__, "message": str(exc),
+                      "cause": repr(exc.__cause__)}
+        try:
+            result["policy"] = _dtypes.unpickle_imports()
+        except Exception as exc:
+            result["policy"] = f"{type(exc).__name__}: {exc}"
+    result["warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
     result["before"] = before
     result["after"] = "_autoimport_ext" in sys.modules
     print(json.dumps(result))
 """
 
 
-def _receive(payload, env=None, prelude=""):
-    code = textwrap.dedent(prelude) + textwrap.dedent(_RECEIVE)
+def _child_env(env):
+    """The environment of a receiving child: this process's, without the
+    policy variable, plus `env`."""
     saved = dict(os.environ)
+    os.environ.pop(POLICY_ENV, None)
+    os.environ.update(env or {})
+    return saved
+
+
+def _receive(payload, env=None, prelude="", path=()):
+    code = textwrap.dedent(prelude) + textwrap.dedent(_RECEIVE)
+    saved = _child_env(env)
     try:
-        os.environ.update(env or {})
-        return child_report(code, pickle.dumps(payload).hex())
+        return support.child_report(code, pickle.dumps(payload).hex(), path=(HERE, *path))
     finally:
         os.environ.clear()
         os.environ.update(saved)
 
 
-def test_receiver_imports_the_defining_module_once_and_finds_the_names(ext):
-    report = _receive((ext.FLOAT16, ext.TAGGED, ext.MXFLOAT16, DType.Float32))
+def test_receiver_imports_an_allowed_module_once_and_finds_the_names(ext):
+    report = _receive((ext.FLOAT16, ext.TAGGED, ext.MXFLOAT16, DType.Float32),
+                      env={POLICY_ENV: "_autoimport_ext"})
     assert report["before"] is False and report["after"] is True, report
     assert report["ok"] == ["SimpleDType('AI_Float16')", "TaggedFloat('AI_Tagged')",
                             "BlockScaledDType('AI_MXFloat16')",
@@ -133,47 +163,168 @@ def test_receiver_imports_the_defining_module_once_and_finds_the_names(ext):
     assert report["same"] is True
 
 
+def test_by_default_an_undeclared_importable_module_is_not_imported(ext):
+    # Importable by name, but neither declared by a distribution nor allowed
+    # by the user: refused before any import machinery runs.
+    report = _receive((ext.TAGGED,))
+    assert report["error"] == "LookupError" and report["after"] is False, report
+    assert report["message"].startswith(
+        "cannot unpickle descriptor 'AI_Tagged': no descriptor is registered under "
+        "that name in this process, and its module '_autoimport_ext' was not "
+        "imported: it is not under the allowed module prefixes ("), report
+    assert f"allow it with stride_weave.dtypes.set_unpickle_imports, the " \
+        f"environment variable {POLICY_ENV} or the entry-point group " \
+        f"'{GROUP}' of its distribution" in report["message"], report
+    assert report["warnings"] == [], report
+
+
+def test_the_pack_of_common_formats_is_declared_by_stride_weave_itself():
+    from stride_weave import formats
+
+    assert formats.BFloat16.__reduce__()[1][-1] == "stride_weave.formats"
+    report = child_report(f"""
+        import json, pickle, sys
+        from stride_weave import _dtypes
+        before = "stride_weave.formats" in sys.modules
+        d = pickle.loads(bytes.fromhex({pickle.dumps(formats.BFloat16).hex()!r}))
+        print(json.dumps({{"before": before, "policy": _dtypes.unpickle_imports(),
+                           "same": d is sys.modules["stride_weave.formats"].BFloat16}}))
+    """)
+    assert report["before"] is False and report["same"] is True, report
+    assert "stride_weave.formats" in report["policy"], report
+
+
 def test_auto_import_turned_off_is_a_lookup_error_and_imports_nothing(ext):
     report = _receive((ext.TAGGED,), prelude="""
         from stride_weave.dtypes import set_unpickle_imports
-        assert set_unpickle_imports(False) is True
+        assert set_unpickle_imports(False) == ()
     """)
     assert report["error"] == "LookupError" and report["after"] is False, report
     assert "module '_autoimport_ext' was not imported: importing on unpickle " \
         "is turned off" in report["message"]
+    assert report["policy"] is False
 
 
 @pytest.mark.parametrize("value, imported", [
-    ("0", False), ("1", True), ("", True), ("_autoimport_ext", True),
-    ("other, _autoimport_ext", True), ("other,mylib.sub", False),
-    ("_autoimport", False),
+    (None, False), ("", False), ("  ", False), ("none", False), (" any ", True),
+    ("_autoimport_ext", True), ("other, _autoimport_ext", True),
+    ("other,mylib.sub", False), ("_autoimport", False), ("_autoimport_ext.sub", False),
 ])
 def test_the_environment_variable_sets_the_initial_policy(ext, value, imported):
-    report = _receive((ext.TAGGED,), env={"STRIDE_WEAVE_UNPICKLE_IMPORTS": value})
+    report = _receive((ext.TAGGED,), env={} if value is None else {POLICY_ENV: value})
     assert report["after"] is imported, report
     if not imported:
         assert report["error"] == "LookupError", report
+    if value and value.strip() == "any":
+        assert report["policy"] is True
+    elif value == "none":
+        assert report["policy"] is False
+    elif value and "," in value:
+        assert report["policy"][:2] == [p.strip() for p in value.split(",")], report
 
 
-def test_a_malformed_environment_variable_fails_the_import():
-    rc, out, err = run_child(
-        "import os; os.environ['STRIDE_WEAVE_UNPICKLE_IMPORTS'] = 'ok, not-valid';"
-        "import stride_weave._dtypes")
-    assert rc != 0
-    assert "ValueError: environment variable STRIDE_WEAVE_UNPICKLE_IMPORTS: " \
-        "module name prefix 'not-valid' is not a dotted name" in err, err
+_EXPECTED = ("expected 'any', 'none' or a comma-separated list of module name "
+             "prefixes (such as 'mylib,otherlib.formats')")
+
+
+@pytest.mark.parametrize("value, why", [
+    ("1", "'1' is not a dotted name of identifiers"),
+    ("0", "'0' is not a dotted name of identifiers"),
+    ("ok, not-valid", "'not-valid' is not a dotted name of identifiers"),
+    ("a b", "'a b' is not a dotted name of identifiers"),
+    ("a,,b", "it has an empty item"),
+    ("mylib,", "it has an empty item"),
+    ("any,mylib", "'any' and 'none' stand alone"),
+    ("unittest.__main__", "'unittest.__main__' has a __main__ component, and "
+                          "__main__ is never imported"),
+    ("*", "'*' is not a dotted name of identifiers"),
+])
+def test_a_malformed_environment_variable_is_an_error_at_first_use(ext, value, why):
+    # Importing stride_weave works; a load that needs no import works; the
+    # first use of the policy is a ValueError naming the variable, what was
+    # expected and what was given, never "allow all".
+    report = _receive((DType.Float32, ext.TAGGED), env={POLICY_ENV: value})
+    assert report["after"] is False, report
+    assert report["error"] == "ValueError", report
+    message = (f"environment variable {POLICY_ENV}: {_EXPECTED}, got {value!r}")
+    assert report["message"].startswith(message), report
+    if why is not None:
+        assert report["message"] == f"{message}: {why}", report
+    assert report["policy"] == f"ValueError: {report['message']}", report
+
+
+_ISOLATED = """
+    import json, os, pickle, sys
+    sys.path[:0] = {path!r}
+    from stride_weave import _dtypes
+    result = {{"flags": [sys.flags.ignore_environment, sys.flags.isolated]}}
+    try:
+        pickle.loads(bytes.fromhex({data!r}))
+        result["loaded"] = True
+    except Exception as exc:
+        result["error"] = f"{{type(exc).__name__}}: {{exc}}"
+    try:
+        result["policy"] = _dtypes.unpickle_imports()
+    except Exception as exc:
+        result["policy"] = type(exc).__name__
+    result["imported"] = "_autoimport_ext" in sys.modules
+    print(json.dumps(result))
+"""
+
+
+@pytest.mark.parametrize("flag", ["-E", "-I"])
+@pytest.mark.parametrize("value, expected", [
+    ("none", {"imported": False, "policy": False}),
+    ("_autoimport_ext", {"imported": True, "policy": ["_autoimport_ext"]}),
+    ("any", {"imported": True, "policy": True}),
+    ("not-valid", {"imported": False, "policy": "ValueError"}),
+])
+def test_the_variable_is_read_under_isolated_and_ignore_environment_modes(
+        ext, flag, value, expected):
+    # -E and -I make Python ignore its own PYTHON* variables; the policy is
+    # read from the real process environment all the same.
+    code = textwrap.dedent(_ISOLATED).format(
+        path=[support.PACKAGE_PARENT, support.TESTS_ROOT, HERE],
+        data=pickle.dumps(ext.TAGGED).hex())
+    env = support.child_env(HERE)
+    env[POLICY_ENV] = value
+    proc = support.run_python([flag, "-c", code], env=env)
+    support.assert_exited(proc)
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert report["flags"] == ([1, 0] if flag == "-E" else [1, 1])
+    assert report["imported"] is expected["imported"], report
+    policy = report["policy"]
+    if isinstance(policy, list):
+        policy = [p for p in policy if p != "stride_weave.formats"]
+    assert policy == expected["policy"], report
+    if value == "not-valid":
+        assert report["error"].startswith(
+            f"ValueError: environment variable {POLICY_ENV}: expected"), report
 
 
 def test_prefix_allow_list(policy, ext):
-    assert _dtypes.set_unpickle_imports(("mylib", "_autoimport_ext")) is True
-    assert _dtypes.unpickle_imports() == ("mylib", "_autoimport_ext")
+    assert _dtypes.set_unpickle_imports(("mylib", "_autoimport_ext")) == ()
+    assert _dtypes.unpickle_imports()[:2] == ("mylib", "_autoimport_ext")
     assert _dtypes.set_unpickle_imports(["_autoimport"]) == ("mylib", "_autoimport_ext")
     # "_autoimport" allows "_autoimport" and "_autoimport.x", not "_autoimport_ext"
     with refused(LookupError, match=r"not under the allowed module prefixes "
-                                    r"\('_autoimport',\)"):
+                                    r"\('_autoimport'"):
         _dtypes._reconstruct(unique_name("Missing"), (), "_autoimport_ext")
     assert _dtypes.set_unpickle_imports(False) == ("_autoimport",)
+    assert _dtypes.unpickle_imports() is False
     assert _dtypes.set_unpickle_imports(True) is False
+    assert _dtypes.unpickle_imports() is True
+
+
+def test_unpickle_imports_reports_the_user_prefixes_then_the_declared_ones(policy):
+    _dtypes.set_unpickle_imports(())
+    declared = _dtypes.unpickle_imports()
+    assert isinstance(declared, tuple) and list(declared) == sorted(set(declared))
+    assert "stride_weave.formats" in declared
+    _dtypes.set_unpickle_imports(("zz_mine", "stride_weave.formats", "aa_mine"))
+    assert _dtypes.unpickle_imports() == \
+        ("zz_mine", "stride_weave.formats", "aa_mine") + tuple(
+            d for d in declared if d != "stride_weave.formats")
 
 
 @pytest.mark.parametrize("allow, exc, match", [
@@ -184,6 +335,9 @@ def test_prefix_allow_list(policy, ext):
     (["a..b"], ValueError, "'a..b' is not a dotted name"),
     ([".rel"], ValueError, "'.rel' is not a dotted name"),
     ([""], ValueError, "'' is not a dotted name"),
+    (["ok", "a.__main__"], ValueError, r"'a.__main__' has a __main__ component, "
+                                       r"and __main__ is never imported"),
+    (["__mp_main__"], ValueError, "'__mp_main__' has a __main__ component"),
     (None, TypeError, "got NoneType"),
 ])
 def test_set_unpickle_imports_checks_its_argument(policy, allow, exc, match):
@@ -202,22 +356,261 @@ def test_set_unpickle_imports_checks_its_argument(policy, allow, exc, match):
     ("", "it is not a dotted name of identifiers"),
     ("1abc", "it is not a dotted name of identifiers"),
     ("os;import sys", "it is not a dotted name of identifiers"),
+    ("os/path", "it is not a dotted name of identifiers"),
     ("__main__", "__main__ is never imported"),
     ("__main__.sub", "__main__ is never imported"),
     ("__mp_main__", "__main__ is never imported"),
+    ("unittest.__main__", "__main__ is never imported"),
+    ("json.__main__", "__main__ is never imported"),
+    ("a.__main__.b", "__main__ is never imported"),
+    ("a.__mp_main__", "__main__ is never imported"),
     ("no_such_module_sw13", "no top-level module 'no_such_module_sw13' is "
                             "importable in this process"),
 ])
-def test_crafted_hints_are_lookup_errors_naming_the_module(hint, reason):
+def test_crafted_hints_are_lookup_errors_naming_the_module(policy, hint, reason):
+    # Any importable module allowed: the shape checks still refuse.
+    _dtypes.set_unpickle_imports(True)
     name = unique_name("Crafted")
+    before = set(sys.modules)
     with refused(LookupError) as info:
         _dtypes._reconstruct(name, (), hint)
     message = str(info.value)
     assert message.startswith(f"cannot unpickle descriptor {name!r}: no descriptor")
     assert f"its module {hint!r} was not imported: {reason}" in message
+    assert set(sys.modules) == before
 
 
-def test_a_module_that_raises_on_import_is_a_lookup_error_with_the_cause():
+_DOTTED = st.text(alphabet=st.sampled_from("ab_1. -é"), max_size=12) | st.sampled_from(
+    ["__main__", "a.__main__", "__mp_main__.x", "a.b", "x.y.z", "class", "a.1"])
+
+
+@hypothesis.given(hint=_DOTTED)
+@hypothesis.settings(deadline=None)
+def test_which_hints_can_ever_be_imported(hint):
+    # The shape check, before any policy: a dotted name of identifiers
+    # (keywords included, as importlib accepts them) with no __main__ part.
+    parts = hint.split(".")
+    if not all(p.isidentifier() for p in parts):
+        reason = "it is not a dotted name of identifiers"
+    elif {"__main__", "__mp_main__"} & set(parts):
+        reason = "__main__ is never imported"
+    else:
+        reason = "importing on unpickle is turned off"
+    previous = _dtypes.set_unpickle_imports(False)
+    try:
+        with pytest.raises(LookupError) as info:
+            _dtypes._reconstruct("SW_Hypothesis_Never_Registered", (), hint)
+    finally:
+        _dtypes.set_unpickle_imports(previous)
+    assert f"its module {hint!r} was not imported: {reason} (" in str(info.value)
+
+
+def test_the_main_module_of_a_package_never_runs(tmp_path):
+    # unittest.__main__ runs test discovery in the current directory (and
+    # then raises SystemExit): with any module allowed, it is still refused
+    # before anything is imported.
+    marker = tmp_path / "discovered"
+    (tmp_path / "test_discovery_marker.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n")
+    code = textwrap.dedent("""
+        import json, sys
+        from stride_weave import _dtypes
+        _dtypes.set_unpickle_imports(True)
+        results = []
+        for hint in ("unittest.__main__", "json.__main__", "pip.__main__"):
+            try:
+                _dtypes._reconstruct("SW_Main_Never_Registered", (), hint)
+            except BaseException as exc:
+                results.append([type(exc).__name__, str(exc)])
+        results.append(sorted(m for m in sys.modules if m.endswith("__main__")))
+        print(json.dumps(results))
+    """)
+    proc = support.run_python(["-c", code], env=support.child_env(), cwd=tmp_path)
+    support.assert_exited(proc)
+    *errors, mains = json.loads(proc.stdout.splitlines()[-1])
+    assert not marker.exists()
+    assert mains == ["__main__"]
+    for (kind, message), hint in zip(errors, ("unittest.__main__", "json.__main__",
+                                              "pip.__main__"), strict=True):
+        assert kind == "LookupError"
+        assert f"its module {hint!r} was not imported: __main__ is never imported" \
+            in message
+
+
+# --------------------------------------------------------------------------
+# modules that distributions declare (entry points)
+# --------------------------------------------------------------------------
+
+def _distribution(root, name, entries):
+    """A distribution's metadata in `root` (a sys.path entry) declaring
+    `entries` ({entry point name: value}) in the policy's group."""
+    info = root / f"{name}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    lines = [f"[{GROUP}]"] + [f"{k} = {v}" for k, v in entries.items()]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def test_a_module_a_distribution_declares_is_imported_by_default(ext, tmp_path):
+    root = _distribution(tmp_path, "sw_declaring", {"formats": "_autoimport_ext"})
+    report = _receive((ext.FLOAT16, ext.TAGGED), path=(root,))
+    assert report["before"] is False and report["after"] is True, report
+    assert report["ok"] == ["SimpleDType('AI_Float16')", "TaggedFloat('AI_Tagged')"]
+    assert "_autoimport_ext" in report["policy"], report
+    assert report["warnings"] == [], report
+
+
+def test_a_declared_prefix_covers_submodules_only_along_dots(ext, tmp_path):
+    root = _distribution(tmp_path, "sw_declaring", {"p": "_autoimport"})
+    report = _receive((ext.TAGGED,), path=(root,))
+    assert report["after"] is False and report["error"] == "LookupError", report
+
+
+@pytest.mark.parametrize("value", ["_autoimport_ext:attr", "a.__main__", "not valid",
+                                   "_autoimport_ext [extra]"])
+def test_a_malformed_declaration_is_reported_and_ignored(ext, tmp_path, value):
+    root = _distribution(tmp_path, "sw_broken_decl", {"bad": value, "good": "other.pkg"})
+    report = _receive((ext.TAGGED,), path=(root,))
+    # nothing more is allowed than was well declared
+    assert report["after"] is False and report["error"] == "LookupError", report
+    assert "other.pkg" in report["policy"] and value not in report["policy"], report
+    assert len(report["warnings"]) == 1, report
+    warning = report["warnings"][0]
+    assert warning.startswith(f"RuntimeWarning: the distribution 'sw_broken_decl' "
+                              f"declares {value!r} (entry point 'bad' of the group "
+                              f"'{GROUP}'), which is not a module name prefix that "
+                              "can be imported on unpickle ("), warning
+    assert warning.endswith("); it is ignored"), warning
+
+
+def test_explicit_choices_do_not_read_the_declarations(ext, tmp_path):
+    root = _distribution(tmp_path, "sw_broken_decl", {"bad": "x:y"})
+    for value, policy in (("any", True), ("none", False)):
+        report = _receive((ext.TAGGED,), env={POLICY_ENV: value}, path=(root,))
+        assert report["policy"] is policy and report["warnings"] == [], report
+
+
+def test_broken_metadata_machinery_is_an_error_not_allow_all(ext):
+    report = _receive((ext.TAGGED,), prelude="""
+        import importlib.metadata
+        def entry_points(**kwargs):
+            raise OSError("the metadata cannot be read")
+        importlib.metadata.entry_points = entry_points
+    """)
+    assert report["error"] == "OSError" and report["after"] is False, report
+    assert report["message"] == "the metadata cannot be read"
+    assert report["policy"] == "OSError: the metadata cannot be read"
+
+
+_RACE = """
+    import json, sys, threading, warnings
+    from stride_weave import _dtypes
+    sys.setswitchinterval(1e-6)
+    barrier = threading.Barrier(8)
+    results = []
+
+    def work(i):
+        barrier.wait()
+        try:
+            if i % 2:
+                results.append(repr(_dtypes.unpickle_imports()))
+            else:
+                _dtypes._reconstruct("SW_Race_Never_Registered", (), "other.pkg")
+        except Exception as exc:
+            results.append(f"{type(exc).__name__}: {exc}")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    try:
+        policy = repr(_dtypes.unpickle_imports())
+    except ValueError as exc:
+        policy = f"ValueError: {exc}"
+    print(json.dumps({"results": results, "policy": policy,
+                      "warnings": [str(w.message) for w in caught]}))
+"""
+
+
+@pytest.mark.parametrize("value", [None, "mine.sub", "not-valid"])
+def test_threads_racing_the_first_policy_read_agree(tmp_path, value):
+    root = _distribution(tmp_path, "sw_raced", {"bad": "x:y", "good": "zz_declared"})
+    saved = _child_env({} if value is None else {POLICY_ENV: value})
+    try:
+        report = support.child_report(_RACE, path=(root,))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    results = report["results"]
+    assert len(results) == 8
+    if value == "not-valid":
+        assert set(results) == {report["policy"]}, results
+        assert results[0].startswith(f"ValueError: environment variable {POLICY_ENV}: ")
+        assert report["warnings"] == []
+        return
+    policy = report["policy"]
+    assert "'zz_declared'" in policy and "x:y" not in policy
+    assert policy.startswith("('mine.sub', " if value else "(")
+    reads = [r for r in results if not r.startswith("LookupError")]
+    assert len(reads) == 4 and set(reads) == {policy}, results
+    assert len(results) - len(reads) == 4
+    # the malformed declaration is reported once, by the read that published
+    assert len(report["warnings"]) == 1, report["warnings"]
+
+
+def test_threads_setting_and_reading_the_policy(policy, fast_switching):
+    # Every read sees one of the settings, whole, with the declared modules
+    # after the user's prefixes; nothing is freed under a reader.
+    settings = [True, False, ("a",), ("a", "b.c"), ()]
+    declared = _dtypes.unpickle_imports()
+    valid = {s if isinstance(s, bool) else s + tuple(d for d in declared if d not in s)
+             for s in settings}
+    barrier = threading.Barrier(6)
+    readers_done = threading.Event()
+    seen, errors = [], []
+
+    def setter(k):
+        barrier.wait()
+        for i in itertools.count(k):
+            if readers_done.is_set():
+                break
+            _dtypes.set_unpickle_imports(settings[i % len(settings)])
+
+    def reader():
+        barrier.wait()
+        for _ in range(300):
+            try:
+                seen.append(_dtypes.unpickle_imports())
+                _dtypes._reconstruct("SW_Race_Never_Registered", (), "a.b")
+            except LookupError:
+                pass
+            except Exception as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+    setters = [threading.Thread(target=setter, args=(k,)) for k in range(3)]
+    readers = [threading.Thread(target=reader) for _ in range(3)]
+    for t in setters + readers:
+        t.start()
+    for t in readers:
+        t.join()
+    readers_done.set()
+    for t in setters:
+        t.join()
+    assert errors == []
+    assert len(seen) == 900 and set(seen) <= valid, set(seen) - valid
+    assert len(set(seen)) > 1   # the readers did run while the setters did
+
+
+# --------------------------------------------------------------------------
+# what the imported module does
+# --------------------------------------------------------------------------
+
+def test_a_module_that_raises_on_import_is_a_lookup_error_with_the_cause(policy):
+    _dtypes.set_unpickle_imports(("_autoimport_raises",))
     name = unique_name("Raises")
     with refused(LookupError) as info:
         _dtypes._reconstruct(name, (), "_autoimport_raises")
@@ -227,13 +620,64 @@ def test_a_module_that_raises_on_import_is_a_lookup_error_with_the_cause():
     assert "_autoimport_raises" not in sys.modules
 
 
-def test_an_imported_module_that_does_not_register_the_name(ext):
+def _module(tmp_path, monkeypatch, prefix, source):
+    modname = f"{prefix}_{os.getpid()}_{unique_name('m')}".lower()
+    (tmp_path / f"{modname}.py").write_text(textwrap.dedent(source))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, modname, raising=False)
+    return modname
+
+
+@pytest.mark.parametrize("raised, kind", [
+    ("SystemExit(3)", SystemExit), ("GeneratorExit()", GeneratorExit),
+    ("BaseExceptionGroup('g', [SystemExit(1)])", BaseExceptionGroup),
+])
+def test_a_module_that_exits_on_import_is_a_lookup_error(
+        tmp_path, monkeypatch, policy, raised, kind):
+    # A module that calls sys.exit() at import (a script's argument parsing)
+    # must not end the process that loads a pickle.
+    modname = _module(tmp_path, monkeypatch, "sw_exits", f"raise {raised}\n")
+    _dtypes.set_unpickle_imports((modname,))
+    with refused(LookupError) as info:
+        _dtypes._reconstruct(unique_name("Exits"), (), modname)
+    assert f"importing its module {modname!r} raised {kind.__name__}" in str(info.value)
+    assert type(info.value.__cause__) is kind
+
+
+def test_keyboard_interrupt_while_importing_propagates(tmp_path, monkeypatch, policy):
+    modname = _module(tmp_path, monkeypatch, "sw_interrupted",
+                      "raise KeyboardInterrupt\n")
+    _dtypes.set_unpickle_imports((modname,))
+    with pytest.raises(KeyboardInterrupt):
+        _dtypes._reconstruct(unique_name("Interrupted"), (), modname)
+
+
+def test_a_finder_that_raises_is_a_lookup_error_with_the_cause(monkeypatch, policy):
+    class Broken:
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name == "sw_finder_target":
+                raise SystemExit("a finder exits")
+            return None
+
+    monkeypatch.setattr(sys, "meta_path", [Broken, *sys.meta_path])
+    _dtypes.set_unpickle_imports(True)
+    with refused(LookupError) as info:
+        _dtypes._reconstruct(unique_name("Finder"), (), "sw_finder_target")
+    assert "finding its module 'sw_finder_target' raised SystemExit: a finder exits" \
+        in str(info.value)
+    assert isinstance(info.value.__cause__, SystemExit)
+
+
+def test_an_imported_module_that_does_not_register_the_name(policy):
+    _dtypes.set_unpickle_imports(("json",))
     name = unique_name("NotThere")
     with refused(LookupError, match=r"also after importing its module 'json'"):
         _dtypes._reconstruct(name, (), "json")
 
 
-def test_a_missing_submodule_of_an_importable_package():
+def test_a_missing_submodule_of_an_importable_package(policy):
+    _dtypes.set_unpickle_imports(("json",))
     with refused(LookupError, match=r"importing its module 'json.no_such_sub' "
                                     r"raised ModuleNotFoundError"):
         _dtypes._reconstruct(unique_name("Sub"), (), "json.no_such_sub")
@@ -247,7 +691,7 @@ def test_the_hint_must_be_a_str_or_none():
         _dtypes._reconstruct(unique_name("NoHint"), (), None)
 
 
-def test_a_str_subclass_hint_runs_no_code():
+def test_a_str_subclass_hint_runs_no_code(policy):
     calls = []
 
     class Sneaky(str):
@@ -263,8 +707,10 @@ def test_a_str_subclass_hint_runs_no_code():
             calls.append("split")
             return str.split(self, *args)
 
-    with refused(LookupError):
-        _dtypes._reconstruct(unique_name("Sub"), (), Sneaky("no_such_module_sw13"))
+    for allow in (True, ("no_such_module_sw13",), ()):
+        _dtypes.set_unpickle_imports(allow)
+        with refused(LookupError):
+            _dtypes._reconstruct(unique_name("Sub"), (), Sneaky("no_such_module_sw13"))
     assert calls == []
 
 
@@ -288,8 +734,10 @@ def _loaded_and_echo(obj):
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
 def test_process_pool_workers_import_the_extension_on_unpickle(ext, method):
+    # The workers allow the module in their initializer (docs/processes.md).
     ctx = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(1, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(1, mp_context=ctx, initializer=_dtypes.set_unpickle_imports,
+                             initargs=(("_autoimport_ext",),)) as pool:
         before = pool.submit(_loaded_and_echo, DType.Float32).result(timeout=120)
         assert before == (False, DType.Float32)
         loaded, back = pool.submit(_loaded_and_echo,
@@ -571,39 +1019,75 @@ def test_cloudpickle_by_reference(ext):
 # hostile: what the imported module, or a caller of the C entry points, does
 # --------------------------------------------------------------------------
 
-def test_a_module_that_registers_a_different_structure_on_import(tmp_path, monkeypatch):
-    modname = f"sw_other_def_{os.getpid()}_{unique_name('m')}".lower()
+def test_a_module_that_registers_a_different_structure_on_import(
+        tmp_path, monkeypatch, policy):
     name = unique_name("OtherDef")
-    (tmp_path / f"{modname}.py").write_text(textwrap.dedent(f"""
+    modname = _module(tmp_path, monkeypatch, "sw_other_def", f"""
         from stride_weave.dtypes import DType, SimpleDType
         SimpleDType({name!r}, bits=32, supertype=DType.Floating)
-    """))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    """)
+    _dtypes.set_unpickle_imports((modname,))
     pickled = SimpleDType(unique_name("Shape"), bits=16, supertype=DType.Floating)
     with pytest.raises(ValueError, match=r"at SimpleDType\.bits: registered 32 "
                                          r"\(int\), pickle has 16 \(int\)"):
         _dtypes._reconstruct(name, pickled.structure(), modname)
     assert DType.from_name(name).bits == 32
-    sys.modules.pop(modname, None)
 
 
 def test_a_module_that_turns_imports_off_and_unpickles_while_imported(
         tmp_path, monkeypatch, policy):
-    modname = f"sw_reenter_{os.getpid()}_{unique_name('m')}".lower()
-    (tmp_path / f"{modname}.py").write_text(textwrap.dedent("""
+    modname = _module(tmp_path, monkeypatch, "sw_reenter", """
         from stride_weave import _dtypes
         _dtypes.set_unpickle_imports(False)
         try:
             _dtypes._reconstruct("SW_Never_Registered", (), __name__)
         except LookupError as exc:
             SEEN = str(exc)
-    """))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    """)
+    _dtypes.set_unpickle_imports((modname,))
     with refused(LookupError, match="also after importing its module"):
         _dtypes._reconstruct(unique_name("Reenter"), (), modname)
     assert "importing on unpickle is turned off" in sys.modules[modname].SEEN
     assert _dtypes.unpickle_imports() is False
-    sys.modules.pop(modname, None)
+
+
+_REENTERING_METADATA = """
+    import importlib.metadata, json, sys
+    from stride_weave import _dtypes
+    real = importlib.metadata.entry_points
+    calls = []
+
+    def entry_points(**kwargs):
+        # Re-enters the policy while it is being read: the nested read
+        # publishes first, a setting changes under the outer read.
+        calls.append(len(calls))
+        if len(calls) == 1:
+            inner = _dtypes.unpickle_imports()
+            _dtypes.set_unpickle_imports(("set.inside",))
+            try:
+                _dtypes._reconstruct("SW_Never_Registered", (), "elsewhere")
+            except LookupError as exc:
+                inner = [inner, str(exc)]
+            calls.append(inner)
+        return real(**kwargs)
+
+    importlib.metadata.entry_points = entry_points
+    first = _dtypes.unpickle_imports()
+    print(json.dumps({"first": first, "again": _dtypes.unpickle_imports(),
+                      "calls": calls}))
+"""
+
+
+def test_the_declarations_read_re_entering_the_policy():
+    report = child_report(_REENTERING_METADATA)
+    (inner, inner_error) = report["calls"][2]
+    assert report["calls"][:2] == [0, 1] and len(report["calls"]) == 3, report
+    assert inner == ["stride_weave.formats"]
+    assert "its module 'elsewhere' was not imported: it is not under the allowed " \
+        "module prefixes ('set.inside', 'stride_weave.formats')" in inner_error
+    # the outer read lost the race to the nested one, whose declarations it
+    # reports, after the setting made meanwhile
+    assert report["first"] == report["again"] == ["set.inside", "stride_weave.formats"]
 
 
 def test_ensure_reentered_from_init_returns_the_inner_registration():

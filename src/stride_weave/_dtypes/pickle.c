@@ -1,4 +1,5 @@
-/* pickle.c: loading pickled descriptors.
+/* pickle.c: loading pickled descriptors, and which modules loading may
+ * import.
  *
  * Owns _reconstruct(name, structure[, module]), the permanent module-level
  * function every descriptor's __reduce__ names.  It returns the receiving
@@ -8,27 +9,70 @@
  *
  * The optional `module` is the module that defined the descriptor (its
  * class's module, or the module that called a model class).  When the name
- * is not registered here, the reconstructor imports that module once and
- * looks again, as unpickling a class imports the class's module.  Because
- * restricted unpicklers may allow the reconstructor, the hint is checked
- * first (the import policy below, a dotted identifier, never __main__, a
- * top-level package that is importable here), and a refused or failed
- * import ends in LookupError.
+ * is not registered here, the reconstructor may import that module once
+ * and look again, as unpickling a class imports the class's module.
+ * Restricted unpicklers may allow the reconstructor, and importing runs
+ * the module's code, so the hint is checked before any import machinery
+ * runs: a dotted name of identifiers with no __main__ part, allowed by the
+ * import policy, whose top-level package is importable here.  A refused or
+ * failed import ends in LookupError.
+ *
+ * The import policy fails closed.  Its setting is True (any importable
+ * module), False (none) or a tuple of module name prefixes the user allows
+ * (set_unpickle_imports, or the environment variable, read when first
+ * needed).  With prefixes, the modules that installed distributions declare
+ * in an entry-point group are allowed too, read once, when first needed.
+ * Both lazy values run code to compute, so each is computed with no lock
+ * held and published in one immutable record, st->import_policy:
+ *     Py_None               nothing read yet;
+ *     (setting, Py_None)    the setting; the declarations are not read;
+ *     (setting, declared)   declared: a sorted tuple of exact str.
+ * A record is only ever replaced whole, by a thread that read the record it
+ * replaces (sw_pickle_publish); a thread that lost that race uses the
+ * winner's record.
  */
 #include "pickle.h"
 #include "descriptor.h"
 #include "record.h"
 
 #define SW_POLICY_ENV "STRIDE_WEAVE_UNPICKLE_IMPORTS"
+#define SW_POLICY_GROUP "stride_weave.unpickle_imports"
+#define SW_POLICY_EXPECTED \
+    "expected 'any', 'none' or a comma-separated list of module name " \
+    "prefixes (such as 'mylib,otherlib.formats')"
+#define SW_POLICY_HOW \
+    "allow it with stride_weave.dtypes.set_unpickle_imports, the " \
+    "environment variable " SW_POLICY_ENV " or the entry-point group '" \
+    SW_POLICY_GROUP "' of its distribution"
 
-/* 1 if `s` (exact str) is a dotted name of identifiers: "a", "a.b_c". */
+/* What a name is to the policy (sw_pickle_name_kind). */
+typedef enum {
+    SW_NAME_OK = 0,         /* a dotted name of identifiers: "a", "a.b_c" */
+    SW_NAME_NOT_DOTTED,     /* "", ".a", "a..b", "a b", "a/b", "1a" */
+    SW_NAME_MAIN,           /* a dotted name with a __main__ part */
+} sw_name_kind;
+
+/* Why a name of each kind is never imported. */
+static const char *const sw_pickle_name_refusals[] = {
+    NULL,
+    "it is not a dotted name of identifiers",
+    "__main__ is never imported",
+};
+
+/* The sw_name_kind of `s` (an exact str), or -1 with an exception.
+ * Keywords count as identifiers: importlib imports such modules, and
+ * refusing them would protect nothing.  __main__ is the main script (and
+ * __mp_main__ multiprocessing's name for it), which would run again as a
+ * module; a package's __main__ is its command line (unittest's runs test
+ * discovery, then exits). */
 static int
-sw_pickle_is_dotted_name(PyObject *s)
+sw_pickle_name_kind(PyObject *s)
 {
     Py_ssize_t n = PyUnicode_GET_LENGTH(s), start = 0, i;
+    int main_part = 0;
 
     if (n == 0) {
-        return 0;
+        return SW_NAME_NOT_DOTTED;
     }
     for (i = 0; i <= n; i++) {
         if (i == n || PyUnicode_READ_CHAR(s, i) == '.') {
@@ -36,29 +80,64 @@ sw_pickle_is_dotted_name(PyObject *s)
             int ok;
 
             if (i == start) {
-                return 0;   /* empty part: "", ".a", "a..b", "a." */
+                return SW_NAME_NOT_DOTTED;   /* "", ".a", "a..b", "a." */
             }
             part = PyUnicode_Substring(s, start, i);
             if (part == NULL) {
                 return -1;
             }
             ok = PyUnicode_IsIdentifier(part);
+            if (ok > 0
+                && (PyUnicode_CompareWithASCIIString(part, "__main__") == 0
+                    || PyUnicode_CompareWithASCIIString(part, "__mp_main__") == 0)) {
+                main_part = 1;
+            }
             Py_DECREF(part);
             if (ok <= 0) {
-                return ok;
+                return ok < 0 ? -1 : SW_NAME_NOT_DOTTED;
             }
             start = i + 1;
         }
     }
-    return 1;
+    return main_part ? SW_NAME_MAIN : SW_NAME_OK;
 }
 
-/* Convert `allow` (True, False, or an iterable of module-name prefixes)
- * into a policy: Py_True, Py_False or a tuple of exact str (new ref). */
+/* What is wrong with `item` (an exact str) as a module name prefix: a new
+ * str ("'a..b' is not a dotted name of identifiers"), Py_None (new ref)
+ * if nothing, NULL with an exception. */
 static PyObject *
-sw_pickle_policy_from(PyObject *allow, const char *what)
+sw_pickle_prefix_problem(PyObject *item)
 {
-    PyObject *items, *result = NULL;
+    int kind = sw_pickle_name_kind(item);
+
+    if (kind < 0) {
+        return NULL;
+    }
+    if (kind == SW_NAME_NOT_DOTTED) {
+        return PyUnicode_FromFormat(
+            "%R is not a dotted name of identifiers", item);
+    }
+    if (kind == SW_NAME_MAIN) {
+        return PyUnicode_FromFormat(
+            "%R has a __main__ component, and __main__ is never imported",
+            item);
+    }
+    Py_RETURN_NONE;
+}
+
+/* `s` (an exact str) without leading and trailing whitespace (new ref). */
+static PyObject *
+sw_pickle_strip(PyObject *s)
+{
+    return PyObject_CallMethod(s, "strip", NULL);
+}
+
+/* The setting set_unpickle_imports(allow) asks for: Py_True, Py_False or a
+ * new tuple of exact str (new ref). */
+static PyObject *
+sw_pickle_setting_from(PyObject *allow)
+{
+    PyObject *items, *result = NULL, *problem = NULL;
     Py_ssize_t i, n;
 
     if (allow == Py_True || allow == Py_False) {
@@ -67,17 +146,17 @@ sw_pickle_policy_from(PyObject *allow, const char *what)
     if (PyUnicode_Check(allow) || PyBytes_Check(allow)) {
         /* A lone string would be iterated character by character. */
         PyErr_Format(PyExc_TypeError,
-                     "%s: allow must be True, False or an iterable of module "
-                     "name prefixes, got a single %s (wrap it in a tuple)",
-                     what, Py_TYPE(allow)->tp_name);
+                     "set_unpickle_imports(): allow must be True, False or "
+                     "an iterable of module name prefixes, got a single %s "
+                     "(wrap it in a tuple)", Py_TYPE(allow)->tp_name);
         return NULL;
     }
     items = PySequence_Tuple(allow);
     if (items == NULL) {
         if (PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyErr_Format(PyExc_TypeError,
-                         "%s: allow must be True, False or an iterable of "
-                         "module name prefixes, got %s", what,
+                         "set_unpickle_imports(): allow must be True, False "
+                         "or an iterable of module name prefixes, got %s",
                          Py_TYPE(allow)->tp_name);
         }
         return NULL;
@@ -89,12 +168,11 @@ sw_pickle_policy_from(PyObject *allow, const char *what)
     }
     for (i = 0; i < n; i++) {
         PyObject *item = PyTuple_GET_ITEM(items, i), *exact;
-        int ok;
 
         if (!PyUnicode_Check(item)) {
             PyErr_Format(PyExc_TypeError,
-                         "%s: each module name prefix must be a str, got %s",
-                         what, Py_TYPE(item)->tp_name);
+                         "set_unpickle_imports(): each module name prefix "
+                         "must be a str, got %s", Py_TYPE(item)->tp_name);
             goto error;
         }
         exact = sw_exact_str(item);
@@ -102,240 +180,592 @@ sw_pickle_policy_from(PyObject *allow, const char *what)
             goto error;
         }
         PyTuple_SET_ITEM(result, i, exact);
-        ok = sw_pickle_is_dotted_name(exact);
-        if (ok < 0) {
+        problem = sw_pickle_prefix_problem(exact);
+        if (problem == NULL) {
             goto error;
         }
-        if (!ok) {
+        if (problem != Py_None) {
             PyErr_Format(PyExc_ValueError,
-                         "%s: module name prefix %R is not a dotted name of "
-                         "identifiers (such as 'mylib' or 'mylib.formats')",
-                         what, exact);
+                         "set_unpickle_imports(): module name prefix %U",
+                         problem);
             goto error;
         }
+        Py_CLEAR(problem);
     }
     Py_DECREF(items);
     return result;
 
 error:
+    Py_XDECREF(problem);
     Py_XDECREF(result);
     Py_DECREF(items);
     return NULL;
 }
 
-/* The initial policy, from the environment: unset, "" or "1" allow every
- * module, "0" none, anything else is a comma-separated list of module name
- * prefixes.  A malformed value fails the import of the module, so a typo
- * never silently widens or narrows what unpickling imports. */
-int
-sw_pickle_init_policy(sw_state *st)
+/* The setting the environment variable asks for (new ref): unset or blank
+ * is (), "any" True, "none" False, anything else a comma-separated list of
+ * module name prefixes (whitespace around each is dropped).  A malformed
+ * value is a ValueError: a typo never widens, nor silently narrows, what
+ * unpickling imports.  getenv(), not Py_GETENV(): under -E and -I the
+ * latter hides every variable, and isolated mode is the usual hardening
+ * for a process that loads untrusted input.  The value is copied before
+ * anything else runs. */
+static PyObject *
+sw_pickle_setting_from_env(void)
 {
-    const char *env = Py_GETENV(SW_POLICY_ENV);
-    PyObject *text = NULL, *parts = NULL, *prefixes = NULL;
+    const char *env = getenv(SW_POLICY_ENV);
+    PyObject *raw = NULL, *text = NULL, *comma = NULL, *parts = NULL;
+    PyObject *prefixes = NULL, *item = NULL, *problem = NULL, *result = NULL;
     Py_ssize_t i;
 
-    if (env == NULL || env[0] == '\0' || strcmp(env, "1") == 0) {
-        st->import_policy = Py_NewRef(Py_True);
-        return 0;
+    if (env == NULL) {
+        return PyTuple_New(0);
     }
-    if (strcmp(env, "0") == 0) {
-        st->import_policy = Py_NewRef(Py_False);
-        return 0;
+    raw = PyUnicode_DecodeFSDefault(env);   /* as os.environ decodes it */
+    if (raw == NULL) {
+        return NULL;
     }
-    text = PyUnicode_DecodeFSDefault(env);
+    text = sw_pickle_strip(raw);
     if (text == NULL) {
-        return -1;
+        goto done;
     }
-    /* Whitespace is dropped ("a, b" is "a,b"), then split at commas. */
-    parts = PyUnicode_Split(text, NULL, -1);
-    if (parts == NULL) {
-        goto error;
+    if (PyUnicode_GET_LENGTH(text) == 0) {
+        result = PyTuple_New(0);
+        goto done;
     }
-    {
-        PyObject *empty = PyUnicode_FromString("");
-        Py_SETREF(text, empty ? PyUnicode_Join(empty, parts) : NULL);
-        Py_XDECREF(empty);
+    if (PyUnicode_CompareWithASCIIString(text, "any") == 0) {
+        result = Py_NewRef(Py_True);
+        goto done;
     }
-    Py_CLEAR(parts);
-    if (text == NULL) {
-        goto error;
+    if (PyUnicode_CompareWithASCIIString(text, "none") == 0) {
+        result = Py_NewRef(Py_False);
+        goto done;
     }
-    {
-        PyObject *comma = PyUnicode_FromString(",");
-        if (comma == NULL) {
-            goto error;
-        }
-        parts = PyUnicode_Split(text, comma, -1);
-        Py_DECREF(comma);
-    }
-    if (parts == NULL) {
-        goto error;
-    }
-    prefixes = PyList_New(0);
+    comma = PyUnicode_FromString(",");
+    parts = comma ? PyUnicode_Split(text, comma, -1) : NULL;
+    prefixes = parts ? PyList_New(0) : NULL;
     if (prefixes == NULL) {
-        goto error;
+        goto done;
     }
     for (i = 0; i < PyList_GET_SIZE(parts); i++) {
-        PyObject *part = PyList_GET_ITEM(parts, i);
-        if (PyUnicode_GET_LENGTH(part) > 0 && PyList_Append(prefixes, part) < 0) {
-            goto error;
+        item = sw_pickle_strip(PyList_GET_ITEM(parts, i));
+        if (item == NULL) {
+            goto done;
         }
+        if (PyUnicode_GET_LENGTH(item) == 0) {
+            problem = PyUnicode_FromString("it has an empty item");
+        }
+        else if (PyUnicode_CompareWithASCIIString(item, "any") == 0
+                 || PyUnicode_CompareWithASCIIString(item, "none") == 0) {
+            problem = PyUnicode_FromString("'any' and 'none' stand alone");
+        }
+        else {
+            problem = sw_pickle_prefix_problem(item);
+        }
+        if (problem == NULL) {
+            goto done;
+        }
+        if (problem != Py_None) {
+            break;
+        }
+        Py_CLEAR(problem);
+        if (PyList_Append(prefixes, item) < 0) {
+            goto done;
+        }
+        Py_CLEAR(item);
     }
-    st->import_policy = sw_pickle_policy_from(
-        prefixes, "environment variable " SW_POLICY_ENV);
-    if (st->import_policy == NULL) {
-        goto error;
+    if (problem != NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "environment variable " SW_POLICY_ENV ": "
+                     SW_POLICY_EXPECTED ", got %R: %U", raw, problem);
+        goto done;
     }
-    Py_DECREF(text);
-    Py_DECREF(parts);
-    Py_DECREF(prefixes);
-    return 0;
+    result = PyList_AsTuple(prefixes);
 
-error:
+done:
+    Py_XDECREF(raw);
     Py_XDECREF(text);
+    Py_XDECREF(comma);
     Py_XDECREF(parts);
     Py_XDECREF(prefixes);
-    return -1;
+    Py_XDECREF(item);
+    Py_XDECREF(problem);
+    return result;
 }
 
-/* The current policy, a new reference.  The module's critical section
- * (free-threaded builds) keeps a concurrent set from freeing it under us. */
-static PyObject *
-sw_pickle_get_policy(PyObject *module, sw_state *st)
+/* Add to `notes` why the declaration `value` of entry point `ep` is not
+ * used.  0, or -1 with an exception. */
+static int
+sw_pickle_note_declaration(PyObject *notes, PyObject *ep, PyObject *value,
+                           int kind)
 {
-    PyObject *policy;
+    PyObject *name = NULL, *dist = NULL, *dist_name = NULL, *note = NULL;
+    int result = -1;
+
+    name = PyObject_GetAttrString(ep, "name");
+    dist = name ? PyObject_GetAttrString(ep, "dist") : NULL;
+    if (dist == NULL) {
+        goto done;
+    }
+    dist_name = dist == Py_None ? Py_NewRef(Py_None)
+                                : PyObject_GetAttrString(dist, "name");
+    if (dist_name == NULL) {
+        goto done;
+    }
+    note = PyUnicode_FromFormat(
+        "the distribution %R declares %R (entry point %R of the group '"
+        SW_POLICY_GROUP "'), which is not a module name prefix that can be "
+        "imported on unpickle (%s); it is ignored", dist_name, value, name,
+        sw_pickle_name_refusals[kind == SW_NAME_MAIN ? SW_NAME_MAIN
+                                                     : SW_NAME_NOT_DOTTED]);
+    if (note != NULL) {
+        result = PyList_Append(notes, note);
+    }
+
+done:
+    Py_XDECREF(name);
+    Py_XDECREF(dist);
+    Py_XDECREF(dist_name);
+    Py_XDECREF(note);
+    return result;
+}
+
+/* The module name prefixes installed distributions declare in the entry-
+ * point group (each entry point's value; its name is free), read through
+ * importlib.metadata: a new sorted tuple of exact str without repeats.
+ * This runs Python code.  A declaration that is not a module name prefix
+ * is left out and described in *notes (a new list of str; the caller that
+ * publishes the result warns about them); an error of the metadata
+ * machinery itself propagates, never read as "allow all". */
+static PyObject *
+sw_pickle_read_declared(PyObject **notes)
+{
+    PyObject *metadata = NULL, *entry_points = NULL, *args = NULL;
+    PyObject *kwargs = NULL, *eps = NULL, *iter = NULL, *ep = NULL;
+    PyObject *value = NULL, *exact = NULL, *found = NULL, *result = NULL;
+
+    *notes = PyList_New(0);
+    found = PyList_New(0);
+    args = PyTuple_New(0);
+    kwargs = Py_BuildValue("{s:s}", "group", SW_POLICY_GROUP);
+    if (*notes == NULL || found == NULL || args == NULL || kwargs == NULL) {
+        goto done;
+    }
+    metadata = PyImport_ImportModule("importlib.metadata");
+    if (metadata == NULL) {
+        goto done;
+    }
+    entry_points = PyObject_GetAttrString(metadata, "entry_points");
+    eps = entry_points ? PyObject_Call(entry_points, args, kwargs) : NULL;
+    iter = eps ? PyObject_GetIter(eps) : NULL;
+    if (iter == NULL) {
+        goto done;
+    }
+    while ((ep = PyIter_Next(iter)) != NULL) {
+        int kind = SW_NAME_NOT_DOTTED;
+
+        value = PyObject_GetAttrString(ep, "value");
+        if (value == NULL) {
+            goto done;
+        }
+        if (PyUnicode_Check(value)) {
+            exact = sw_exact_str(value);
+            kind = exact ? sw_pickle_name_kind(exact) : -1;
+        }
+        if (kind < 0) {
+            goto done;
+        }
+        if (kind == SW_NAME_OK) {
+            /* exact str items: comparing them runs no code */
+            int seen = PySequence_Contains(found, exact);
+            if (seen < 0 || (!seen && PyList_Append(found, exact) < 0)) {
+                goto done;
+            }
+        }
+        else if (sw_pickle_note_declaration(*notes, ep, value, kind) < 0) {
+            goto done;
+        }
+        Py_CLEAR(exact);
+        Py_CLEAR(value);
+        Py_CLEAR(ep);
+    }
+    if (!PyErr_Occurred() && PyList_Sort(found) == 0) {
+        result = PyList_AsTuple(found);
+    }
+
+done:
+    Py_XDECREF(metadata);
+    Py_XDECREF(entry_points);
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    Py_XDECREF(eps);
+    Py_XDECREF(iter);
+    Py_XDECREF(ep);
+    Py_XDECREF(value);
+    Py_XDECREF(exact);
+    Py_XDECREF(found);
+    return result;
+}
+
+/* The policy record (new ref): Py_None or a (setting, declared) tuple.
+ * The module's critical section (free-threaded builds) keeps a concurrent
+ * publication from freeing it under us. */
+static PyObject *
+sw_pickle_load(PyObject *module, sw_state *st)
+{
+    PyObject *record;
 
     (void)module;   /* read only by the free-threaded critical section */
     Py_BEGIN_CRITICAL_SECTION(module);
-    policy = Py_XNewRef(st->import_policy);
+    record = Py_XNewRef(st->import_policy);
     Py_END_CRITICAL_SECTION();
-    if (policy == NULL) {
+    if (record == NULL) {
         PyErr_SetString(PyExc_RuntimeError,
-                        "stride_weave._dtypes is not initialized");
+                        "the stride_weave descriptor graph was finalized");
     }
-    return policy;
+    return record;
 }
 
-/* Why the module hint may not be imported (a new str), or Py_None (new
- * ref) when it may; NULL with an exception only for errors the caller must
- * not turn into LookupError (memory, a BaseException from find_spec). */
-static PyObject *
-sw_pickle_import_refusal(PyObject *module, sw_state *st, PyObject *hint)
+/* Replace the record `seen` (the caller holds a reference to it, so its
+ * address cannot be reused meanwhile) by `fresh` (stolen) if the state
+ * still holds it.  1 if stored, 0 if another thread stored first (`fresh`
+ * is dropped), -1 with RuntimeError if the state was cleared.  The
+ * replaced record is released after the critical section. */
+static int
+sw_pickle_publish(PyObject *module, sw_state *st, PyObject *seen,
+                  PyObject *fresh)
 {
-    PyObject *policy, *top = NULL, *modules, *util = NULL, *spec = NULL;
-    Py_ssize_t dot;
-    int ok;
+    PyObject *replaced = NULL;
+    int result;
 
-    policy = sw_pickle_get_policy(module, st);
-    if (policy == NULL) {
+    (void)module;
+    Py_BEGIN_CRITICAL_SECTION(module);
+    if (st->import_policy == seen) {
+        replaced = st->import_policy;
+        st->import_policy = fresh;
+        fresh = NULL;
+        result = 1;
+    }
+    else {
+        result = st->import_policy == NULL ? -1 : 0;
+    }
+    Py_END_CRITICAL_SECTION();
+    Py_XDECREF(replaced);
+    Py_XDECREF(fresh);
+    if (result < 0) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "the stride_weave descriptor graph was finalized");
+    }
+    return result;
+}
+
+/* The policy record as a (setting, declared) tuple (new ref), reading the
+ * environment variable if no setting was made yet, and, if
+ * `with_declared`, the declarations when the setting is a tuple of
+ * prefixes.  Each value is computed with nothing borrowed and no lock held,
+ * then published over the record it was computed from; the winner of a
+ * race warns about the declarations it left out. */
+static PyObject *
+sw_pickle_policy(PyObject *module, sw_state *st, int with_declared)
+{
+    PyObject *record = NULL, *setting = NULL, *declared = NULL;
+    PyObject *notes = NULL, *fresh = NULL;
+    Py_ssize_t i;
+    int published_declared = 0;
+
+    for (;;) {
+        int adds_declared = 0, stored;
+
+        record = sw_pickle_load(module, st);
+        if (record == NULL) {
+            goto error;
+        }
+        if (record == Py_None) {
+            if (setting == NULL
+                && (setting = sw_pickle_setting_from_env()) == NULL) {
+                goto error;
+            }
+            fresh = PyTuple_Pack(2, setting, Py_None);
+        }
+        else if (with_declared && PyTuple_Check(PyTuple_GET_ITEM(record, 0))
+                 && PyTuple_GET_ITEM(record, 1) == Py_None) {
+            if (declared == NULL
+                && (declared = sw_pickle_read_declared(&notes)) == NULL) {
+                goto error;
+            }
+            fresh = PyTuple_Pack(2, PyTuple_GET_ITEM(record, 0), declared);
+            adds_declared = 1;
+        }
+        else {
+            break;
+        }
+        if (fresh == NULL) {
+            goto error;
+        }
+        stored = sw_pickle_publish(module, st, record, fresh);
+        fresh = NULL;
+        if (stored < 0) {
+            goto error;
+        }
+        published_declared |= stored && adds_declared;
+        Py_CLEAR(record);
+    }
+    for (i = 0; published_declared && i < PyList_GET_SIZE(notes); i++) {
+        if (PyErr_WarnFormat(PyExc_RuntimeWarning, 1, "%U",
+                             PyList_GET_ITEM(notes, i)) < 0) {
+            goto error;
+        }
+    }
+    Py_XDECREF(setting);
+    Py_XDECREF(declared);
+    Py_XDECREF(notes);
+    return record;
+
+error:
+    Py_XDECREF(record);
+    Py_XDECREF(setting);
+    Py_XDECREF(declared);
+    Py_XDECREF(notes);
+    return NULL;
+}
+
+/* 1 if one of `prefixes` (a tuple of exact str) is `hint` or a package of
+ * it: "mylib" covers "mylib" and "mylib.x", not "mylibrary". */
+static int
+sw_pickle_covers(PyObject *prefixes, PyObject *hint)
+{
+    Py_ssize_t i, len = PyUnicode_GET_LENGTH(hint);
+
+    for (i = 0; i < PyTuple_GET_SIZE(prefixes); i++) {
+        PyObject *prefix = PyTuple_GET_ITEM(prefixes, i);
+        Py_ssize_t plen = PyUnicode_GET_LENGTH(prefix);
+
+        if (plen <= len && PyUnicode_Tailmatch(hint, prefix, 0, plen, -1) == 1
+            && (len == plen || PyUnicode_READ_CHAR(hint, plen) == '.')) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether the policy `record` lets `hint` be imported: 1 yes, 0 no, 2 not
+ * known before the declarations are read. */
+static int
+sw_pickle_allows(PyObject *record, PyObject *hint)
+{
+    PyObject *setting = PyTuple_GET_ITEM(record, 0);
+    PyObject *declared = PyTuple_GET_ITEM(record, 1);
+
+    if (setting == Py_True || setting == Py_False) {
+        return setting == Py_True;
+    }
+    if (sw_pickle_covers(setting, hint)) {
+        return 1;
+    }
+    return declared == Py_None ? 2 : sw_pickle_covers(declared, hint);
+}
+
+/* What unpickle_imports() reports for `record` (new ref): True, False, or
+ * the user's prefixes followed by the declared ones they do not repeat. */
+static PyObject *
+sw_pickle_effective(PyObject *record)
+{
+    PyObject *setting = PyTuple_GET_ITEM(record, 0);
+    PyObject *declared = PyTuple_GET_ITEM(record, 1);
+    PyObject *all, *result;
+    Py_ssize_t i;
+
+    if (!PyTuple_Check(setting) || !PyTuple_Check(declared)
+        || PyTuple_GET_SIZE(declared) == 0) {
+        return Py_NewRef(setting);
+    }
+    all = PySequence_List(setting);
+    if (all == NULL) {
         return NULL;
     }
-    if (policy == Py_False) {
-        Py_DECREF(policy);
+    for (i = 0; i < PyTuple_GET_SIZE(declared); i++) {
+        PyObject *prefix = PyTuple_GET_ITEM(declared, i);
+        int seen = PySequence_Contains(setting, prefix);   /* exact str */
+        if (seen < 0 || (!seen && PyList_Append(all, prefix) < 0)) {
+            Py_DECREF(all);
+            return NULL;
+        }
+    }
+    result = PyList_AsTuple(all);
+    Py_DECREF(all);
+    return result;
+}
+
+/* Why the policy `record` refuses a module (a new str). */
+static PyObject *
+sw_pickle_policy_refusal(PyObject *record)
+{
+    PyObject *allowed, *reason;
+
+    if (PyTuple_GET_ITEM(record, 0) == Py_False) {
         return PyUnicode_FromString(
             "importing on unpickle is turned off "
             "(stride_weave.dtypes.set_unpickle_imports)");
     }
-    ok = sw_pickle_is_dotted_name(hint);
-    if (ok <= 0) {
-        Py_DECREF(policy);
-        return ok < 0 ? NULL
-                      : PyUnicode_FromString("it is not a dotted name of "
-                                             "identifiers");
+    allowed = sw_pickle_effective(record);
+    if (allowed == NULL) {
+        return NULL;
     }
+    reason = PyTuple_GET_SIZE(allowed) == 0
+        ? PyUnicode_FromString("it is not under the allowed module prefixes, "
+                               "and there are none (" SW_POLICY_HOW ")")
+        : PyUnicode_FromFormat("it is not under the allowed module prefixes "
+                               "%R (" SW_POLICY_HOW ")", allowed);
+    Py_DECREF(allowed);
+    return reason;
+}
+
+/* Raise the LookupError of a load whose hinted module raised while
+ * `doing` ("importing", "finding") it, with that exception as __cause__;
+ * always NULL.  Whatever it raised becomes the LookupError (a SystemExit
+ * of a module's code must not end the process that loads a pickle),
+ * except KeyboardInterrupt: the user's, delivered wherever the process
+ * was, it propagates. */
+static PyObject *
+sw_pickle_import_failed(PyObject *name, PyObject *hint, const char *doing)
+{
+    PyObject *type, *cause, *tb, *text, *exc_type, *exc, *exc_tb;
+
+    if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+        return NULL;
+    }
+    PyErr_Fetch(&type, &cause, &tb);
+    PyErr_NormalizeException(&type, &cause, &tb);
+    if (cause == NULL) {   /* not reached: normalizing makes an instance */
+        PyErr_Restore(type, cause, tb);
+        return NULL;
+    }
+    if (tb != NULL) {
+        (void)PyException_SetTraceback(cause, tb);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    text = PyObject_Str(cause);
+    if (text == NULL) {
+        /* As a traceback shows an exception whose str() fails. */
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            Py_DECREF(cause);
+            return NULL;
+        }
+        PyErr_Clear();
+        text = PyUnicode_FromString("<exception str() failed>");
+        if (text == NULL) {
+            Py_DECREF(cause);
+            return NULL;
+        }
+    }
+    PyErr_Format(PyExc_LookupError,
+                 "cannot unpickle descriptor %R: no descriptor is registered "
+                 "under that name in this process, and %s its module %R "
+                 "raised %s: %U (import or register its definition before "
+                 "loading)", name, doing, hint, Py_TYPE(cause)->tp_name, text);
+    Py_DECREF(text);
+    PyErr_Fetch(&exc_type, &exc, &exc_tb);
+    PyErr_NormalizeException(&exc_type, &exc, &exc_tb);
+    if (exc != NULL) {
+        PyException_SetCause(exc, cause);   /* steals cause */
+    }
+    else {
+        Py_DECREF(cause);
+    }
+    PyErr_Restore(exc_type, exc, exc_tb);
+    return NULL;
+}
+
+/* Why the module hint may not be imported (a new str), or Py_None (new
+ * ref) when it may.  NULL with an exception that propagates: a malformed
+ * environment variable, the metadata machinery's error, memory, or the
+ * LookupError of a finder that raised. */
+static PyObject *
+sw_pickle_import_refusal(PyObject *module, sw_state *st, PyObject *name,
+                         PyObject *hint)
+{
+    PyObject *record = NULL, *top = NULL, *modules, *util = NULL;
+    PyObject *spec = NULL, *reason = NULL;
+    Py_ssize_t dot;
+    int kind, allowed;
+
+    /* The name first: these are refused before the policy is read. */
+    kind = sw_pickle_name_kind(hint);
+    if (kind < 0) {
+        return NULL;
+    }
+    if (kind != SW_NAME_OK) {
+        return PyUnicode_FromString(sw_pickle_name_refusals[kind]);
+    }
+    record = sw_pickle_policy(module, st, 0);
+    if (record == NULL) {
+        return NULL;
+    }
+    allowed = sw_pickle_allows(record, hint);
+    if (allowed == 2) {
+        Py_SETREF(record, sw_pickle_policy(module, st, 1));
+        if (record == NULL) {
+            return NULL;
+        }
+        allowed = sw_pickle_allows(record, hint);
+    }
+    if (allowed != 1) {
+        reason = sw_pickle_policy_refusal(record);
+        Py_DECREF(record);
+        return reason;
+    }
+    Py_CLEAR(record);
+    /* Only a module importable by that name here: its top-level package is
+     * already imported or has a spec on sys.path.  find_spec of a
+     * top-level name imports nothing (it runs the finders). */
     dot = PyUnicode_FindChar(hint, '.', 0, PyUnicode_GET_LENGTH(hint), 1);
     if (dot == -2) {
-        goto error;
+        return NULL;
     }
     top = dot < 0 ? Py_NewRef(hint) : PyUnicode_Substring(hint, 0, dot);
     if (top == NULL) {
-        goto error;
+        return NULL;
     }
-    /* The main script (and multiprocessing's alias of it) would run again
-     * as a module: never. */
-    if (PyUnicode_CompareWithASCIIString(top, "__main__") == 0
-        || PyUnicode_CompareWithASCIIString(top, "__mp_main__") == 0) {
-        Py_DECREF(policy);
-        Py_DECREF(top);
-        return PyUnicode_FromString("__main__ is never imported");
+    modules = PyImport_GetModuleDict();   /* borrowed: the interpreter's */
+    allowed = PyDict_Contains(modules, top);
+    if (allowed < 0) {
+        goto done;
     }
-    if (PyTuple_Check(policy)) {
-        Py_ssize_t i, n = PyTuple_GET_SIZE(policy), len = PyUnicode_GET_LENGTH(hint);
-
-        ok = 0;
-        for (i = 0; i < n && !ok; i++) {
-            PyObject *prefix = PyTuple_GET_ITEM(policy, i);
-            Py_ssize_t plen = PyUnicode_GET_LENGTH(prefix);
-
-            /* "mylib" allows "mylib" and "mylib.x", not "mylibrary". */
-            if (PyUnicode_Tailmatch(hint, prefix, 0, plen, -1) == 1
-                && (len == plen || PyUnicode_READ_CHAR(hint, plen) == '.')) {
-                ok = 1;
-            }
-        }
-        if (!ok) {
-            PyObject *reason = PyUnicode_FromFormat(
-                "it is not under the allowed module prefixes %R "
-                "(stride_weave.dtypes.set_unpickle_imports)", policy);
-            Py_DECREF(policy);
-            Py_DECREF(top);
-            return reason;
-        }
-    }
-    Py_CLEAR(policy);
-    /* Only a module importable by that name here: its top-level package is
-     * already imported or has a spec on sys.path.  find_spec of a
-     * top-level name imports nothing. */
-    modules = PyImport_GetModuleDict();   /* borrowed */
-    ok = PyDict_Contains(modules, top);
-    if (ok < 0) {
-        goto error;
-    }
-    if (!ok) {
+    if (!allowed) {
         util = PyImport_ImportModule("importlib.util");
         if (util == NULL) {
-            goto error;
+            goto done;
         }
         spec = PyObject_CallMethod(util, "find_spec", "O", top);
         if (spec == NULL) {
-            if (!PyErr_ExceptionMatches(PyExc_Exception)) {
-                goto error;
-            }
-            PyErr_Clear();
-            spec = Py_NewRef(Py_None);
+            sw_pickle_import_failed(name, hint, "finding");
+            goto done;
         }
         if (spec == Py_None) {
-            PyObject *reason = PyUnicode_FromFormat(
+            reason = PyUnicode_FromFormat(
                 "no top-level module %R is importable in this process", top);
-            Py_DECREF(top);
-            Py_DECREF(util);
-            Py_DECREF(spec);
-            return reason;
+            goto done;
         }
     }
+    reason = Py_NewRef(Py_None);
+
+done:
     Py_XDECREF(spec);
     Py_XDECREF(util);
     Py_DECREF(top);
-    Py_RETURN_NONE;
-
-error:
-    Py_XDECREF(policy);
-    Py_XDECREF(top);
-    Py_XDECREF(util);
-    Py_XDECREF(spec);
-    return NULL;
+    return reason;
 }
 
 /* The name is not registered: try the module hint.  Returns the
  * descriptor now registered under `name` (new ref), or NULL with
  * LookupError set (another exception only when it must propagate, such as
- * KeyboardInterrupt raised by the imported module). */
+ * KeyboardInterrupt or a malformed policy variable). */
 static PyObject *
 sw_pickle_import_and_find(PyObject *module, sw_state *st, PyObject *name,
                           PyObject *hint)
 {
-    PyObject *reason, *imported, *found, *cause = NULL;
-    PyObject *type = NULL, *value = NULL, *tb = NULL;
+    PyObject *reason, *imported, *found;
 
     if (hint == NULL) {
         PyErr_Format(PyExc_LookupError,
@@ -344,7 +774,7 @@ sw_pickle_import_and_find(PyObject *module, sw_state *st, PyObject *name,
                      "or register its definition before loading)", name);
         return NULL;
     }
-    reason = sw_pickle_import_refusal(module, st, hint);
+    reason = sw_pickle_import_refusal(module, st, name, hint);
     if (reason == NULL) {
         return NULL;
     }
@@ -360,38 +790,7 @@ sw_pickle_import_and_find(PyObject *module, sw_state *st, PyObject *name,
     Py_DECREF(reason);
     imported = PyImport_Import(hint);
     if (imported == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
-            return NULL;   /* KeyboardInterrupt, SystemExit: not ours */
-        }
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb != NULL && value != NULL) {
-            PyException_SetTraceback(value, tb);
-        }
-        cause = value;   /* owned */
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
-        PyErr_Format(PyExc_LookupError,
-                     "cannot unpickle descriptor %R: no descriptor is "
-                     "registered under that name in this process, and "
-                     "importing its module %R raised %s: %S (import or "
-                     "register its definition before loading)", name, hint,
-                     cause != NULL ? Py_TYPE(cause)->tp_name : "an error",
-                     cause != NULL ? cause : Py_None);
-        if (cause != NULL) {
-            PyObject *exc_type, *exc, *exc_tb;
-
-            PyErr_Fetch(&exc_type, &exc, &exc_tb);
-            PyErr_NormalizeException(&exc_type, &exc, &exc_tb);
-            if (exc != NULL) {
-                PyException_SetCause(exc, cause);   /* steals cause */
-            }
-            else {
-                Py_DECREF(cause);
-            }
-            PyErr_Restore(exc_type, exc, exc_tb);
-        }
-        return NULL;
+        return sw_pickle_import_failed(name, hint, "importing");
     }
     Py_DECREF(imported);
     found = sw_registry_lookup(&st->registry, name);
@@ -547,34 +946,69 @@ error:
     return NULL;
 }
 
+/* Nothing is read at import: a malformed variable is an error where the
+ * policy is first needed, not a failed import of stride_weave, and
+ * importlib.metadata is imported only if declarations are needed. */
+int
+sw_pickle_init_policy(sw_state *st)
+{
+    st->import_policy = Py_NewRef(Py_None);
+    return 0;
+}
+
 static PyObject *
 sw_pickle_imports(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
     sw_state *st = sw_state_of_module(module);
+    PyObject *record, *result;
 
     if (sw_state_check(st) < 0) {
         return NULL;
     }
-    return sw_pickle_get_policy(module, st);
+    record = sw_pickle_policy(module, st, 1);
+    if (record == NULL) {
+        return NULL;
+    }
+    result = sw_pickle_effective(record);
+    Py_DECREF(record);
+    return result;
 }
 
 static PyObject *
 sw_pickle_set_imports(PyObject *module, PyObject *allow)
 {
     sw_state *st = sw_state_of_module(module);
-    PyObject *policy, *previous;
+    PyObject *setting, *record = NULL, *fresh, *previous = NULL;
+    int stored = 0;
 
     if (sw_state_check(st) < 0) {
         return NULL;
     }
-    policy = sw_pickle_policy_from(allow, "set_unpickle_imports()");
-    if (policy == NULL) {
+    setting = sw_pickle_setting_from(allow);
+    if (setting == NULL) {
         return NULL;
     }
-    Py_BEGIN_CRITICAL_SECTION(module);
-    previous = st->import_policy;   /* its reference moves to the caller */
-    st->import_policy = policy;
-    Py_END_CRITICAL_SECTION();
+    /* The previous setting is returned, so the environment variable is
+     * read if nothing was set yet.  The declarations already read stay. */
+    while (!stored) {
+        Py_XSETREF(record, sw_pickle_policy(module, st, 0));
+        if (record == NULL) {
+            goto done;
+        }
+        fresh = PyTuple_Pack(2, setting, PyTuple_GET_ITEM(record, 1));
+        if (fresh == NULL) {
+            goto done;
+        }
+        stored = sw_pickle_publish(module, st, record, fresh);
+        if (stored < 0) {
+            goto done;
+        }
+    }
+    previous = Py_NewRef(PyTuple_GET_ITEM(record, 0));
+
+done:
+    Py_XDECREF(record);
+    Py_DECREF(setting);
     return previous;
 }
 
@@ -594,18 +1028,29 @@ PyMethodDef sw_pickle_methods[] = {
               "the structures differ.")},
     {"unpickle_imports", sw_pickle_imports, METH_NOARGS,
      PyDoc_STR("unpickle_imports($module, /)\n--\n\n"
-               "Return which modules unpickling a descriptor may import: "
-               "True (any importable module), False (none) or a tuple of "
-               "module name prefixes.")},
+               "Return which modules unpickling a descriptor may import to "
+               "find a name that is not registered: True (any importable "
+               "module), False (none) or a tuple of module name prefixes, "
+               "those set_unpickle_imports() (or the environment variable "
+               SW_POLICY_ENV ") allows followed by those installed "
+               "distributions declare in the entry-point group '"
+               SW_POLICY_GROUP "'.\n\n"
+               "The first use of the policy reads the variable (a malformed "
+               "value is a ValueError) and, for prefixes, the declarations.")},
     {"set_unpickle_imports", sw_pickle_set_imports, METH_O,
      PyDoc_STR("set_unpickle_imports($module, allow, /)\n--\n\n"
                "Set which modules unpickling a descriptor may import to "
-               "find an unregistered name, and return the previous "
-               "setting.\n\nallow is True (any importable module, the "
-               "default), False (none: an unregistered name is always "
-               "LookupError) or an iterable of module name prefixes "
-               "('mylib' allows mylib and mylib.*).  The environment "
-               "variable " SW_POLICY_ENV " sets the initial value: 0, 1, or "
-               "a comma-separated list of prefixes.")},
+               "find a name that is not registered, and return the "
+               "previous setting.\n\n"
+               "allow is an iterable of module name prefixes ('mylib' "
+               "allows mylib and mylib.*), to which the modules installed "
+               "distributions declare in the entry-point group '"
+               SW_POLICY_GROUP "' are added; () is the default.  True "
+               "allows any importable module, False none (an unregistered "
+               "name is then always LookupError).  A name that is not a "
+               "dotted name of identifiers, or has a __main__ part, is "
+               "never imported.  The environment variable " SW_POLICY_ENV
+               " sets the initial value: 'any', 'none' or comma-separated "
+               "prefixes.")},
     {NULL, NULL, 0, NULL},
 };

@@ -1,5 +1,6 @@
 /* pickle.h: the pickle entry point and the unpickle import policy
- * (pickle.c).
+ * (pickle.c).  sw_pickle_init_policy leaves the policy unread: it is read
+ * when first needed.
  */
 #ifndef SW_PICKLE_H
 #define SW_PICKLE_H

@@ -73,8 +73,8 @@ typedef struct sw_state {
     PyObject *whole;                /* the Whole singleton */
     PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
     PyObject *import_policy;        /* which modules _reconstruct may import:
-                                       Py_True (any), Py_False (none) or a
-                                       tuple of exact str module prefixes */
+                                       Py_None until first needed, then the
+                                       record (setting, declared) (pickle.c) */
     PyObject *owned_names;          /* frozenset: model-owned descriptor members */
     PyObject *level_extent_cache;   /* dict: (level, extent) -> shared rule */
     PyObject *structures;   /* dict: registered structure -> itself, so equal
