@@ -44,6 +44,7 @@ import pprint
 import sys
 
 from stride_weave._dtypes import _KINDS, DType, SymbolicBits, _kind
+from stride_weave.interop import TARGETS
 
 NO_SUPERTYPE = "(no supertype)"
 
@@ -195,8 +196,8 @@ def render(descriptors, dtype_cls, ascii_only=False, mappings=False):
 
 # --- foreign equivalents (--mappings, and the "mappings" key of --json) ------
 
-_MAPPING_LABELS = {"numpy": "numpy", "dlpack": "DLPack", "arrow": "Arrow",
-                   "buffer_format": "PEP 3118", "torch": "torch"}
+# The label of each target, in the order of interop.TARGETS.
+_MAPPING_LABELS = ("numpy", "DLPack", "Arrow", "PEP 3118", "torch")
 
 
 def mappings_text(d, ascii_only=False):
@@ -206,12 +207,11 @@ def mappings_text(d, ascii_only=False):
     equivalents``."""
     from stride_weave import interop
 
-    m = interop.mapping(d)
     parts = []
-    for target, label in _MAPPING_LABELS.items():
-        value = getattr(m, target)
+    for target, label, value in zip(TARGETS, _MAPPING_LABELS, interop._equivalents(d)):
         if value is not None:
-            shown = f"({value.code}, {value.bits}, {value.lanes})" if target == "dlpack" else value
+            shown = (f"({value[0]}, {value[1]}, {value[2]})" if target == "dlpack"
+                     else display_name(value, ascii_only))
             parts.append(f"{label} {shown}")
     arrow = "->" if ascii_only else "\u2192"
     return f"  {arrow} " + ("; ".join(parts) if parts else "no foreign equivalents")
@@ -226,7 +226,8 @@ def mappings_data(d):
         return None
     from stride_weave import interop
 
-    return interop.mapping(d).as_dict()
+    return {target: (list(value) if type(value) is tuple else value)
+            for target, value in zip(TARGETS, interop._equivalents(d))}
 
 
 # --- --json ------------------------------------------------------------------
