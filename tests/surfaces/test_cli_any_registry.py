@@ -4,14 +4,17 @@ names and class names full of control characters (no view writes one; every
 text view escapes them as display_name does, JSON with its own escapes).
 The command's str arguments are read once, as exact strs."""
 import json
+import os
 import pprint
 import re
+import shutil
+import subprocess
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from support import child_report, new_class
+from support import assert_exited, child_report, new_class, run_python
 from support.flat import flatten, json_tokens, literal_tokens
 from support.hostile import tripwire
 from stride_weave import _cli, interop
@@ -159,6 +162,32 @@ def test_no_view_writes_a_control_character_and_all_escape_alike(capsys):
         f"  class:      {_cli.display_name(_EVIL_QUALNAME)} (extension)")
     # one escape for ESC everywhere: Python's, as repr writes it
     assert "\\x1b" in _cli.display_name(_EVIL_QUALNAME) and "\\x1b" in _cli.dot_id_text(names[0])
+
+
+_CONTROL_MODULE = f"""
+from stride_weave.dtypes import DType, DTypeCategory, SimpleDType
+for name in {_CONTROL_NAMES!r} + ['q"uo\\\\te', 'a&amp;b', 'new\\nline']:
+    SimpleDType(name, bits=8, supertype=DTypeCategory("Cat" + name, supertype=DType.Any))
+"""
+
+
+def test_dot_of_control_character_names_is_accepted_by_graphviz(tmp_path):
+    dot = shutil.which("dot")
+    if dot is None:
+        pytest.skip("Graphviz 'dot' is not installed: the DOT syntax is checked "
+                    "by the parser tests only")
+    (tmp_path / "ctlnames.py").write_text(_CONTROL_MODULE, encoding="utf-8")
+    proc = run_python(["-m", "stride_weave", "--import", "ctlnames", "--dot"], cwd=tmp_path,
+                      env=dict(os.environ, PYTHONIOENCODING="utf-8"))
+    assert_exited(proc)
+    assert _printable_lines(proc.stdout)
+    laid_out = subprocess.run([dot, "-Tplain"], input=proc.stdout, capture_output=True,
+                              text=True, encoding="utf-8", timeout=120)
+    assert laid_out.returncode == 0 and laid_out.stderr == "", laid_out.stderr
+    nodes = [line for line in laid_out.stdout.splitlines() if line.startswith("node ")]
+    assert len(nodes) == proc.stdout.count(" [shape=")
+    for name in _CONTROL_NAMES:
+        assert f'"{_cli.dot_id_text(name)}"'.replace("\\", "\\\\") in laid_out.stdout, name
 
 
 def _dot_quoted(text):
