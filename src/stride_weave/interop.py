@@ -521,7 +521,7 @@ def _foreign_bits(target: str, foreign: Any, name: str) -> int:
             return int(foreign.itemsize) * 8
         # finfo/iinfo know the width of ml_dtypes' sub-byte formats, which
         # are stored one per byte.
-        info = sys.modules.get("ml_dtypes") or sys.modules["numpy"]
+        info = _loaded_ml_dtypes() or sys.modules["numpy"]
         for query in (info.finfo, info.iinfo):
             try:
                 return int(query(foreign).bits)
@@ -534,8 +534,16 @@ def _foreign_bits(target: str, foreign: Any, name: str) -> int:
     return int(foreign.itemsize) * 8 // lanes
 
 
+def _loaded_ml_dtypes() -> Any:
+    """ml_dtypes if it is imported, else None. Another thread may be
+    importing it: import_module waits until it is whole."""
+    if sys.modules.get("ml_dtypes") is None:
+        return None
+    return importlib.import_module("ml_dtypes")
+
+
 def _is_ml_dtype(foreign: Any) -> bool:
-    ml_dtypes = sys.modules.get("ml_dtypes")
+    ml_dtypes = _loaded_ml_dtypes()
     return ml_dtypes is not None and getattr(ml_dtypes, foreign.name, None) is foreign.type
 
 

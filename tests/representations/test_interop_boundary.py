@@ -8,6 +8,7 @@ import enum
 import gc
 import itertools
 import sys
+import threading
 import types
 
 import pytest
@@ -606,3 +607,42 @@ def test_a_refused_declaration_leaves_every_mapping_as_it_was(kwargs, error):
             interop.register_mapping(d, **kwargs)
     assert every_mapping() == before and reverse_lookups() == lookups
     assert interop.mapping(d) == interop.Mapping()
+
+
+# ---- threads -----------------------------------------------------------------------------
+
+def test_readers_see_every_mapping_while_other_threads_declare(fast_switching):
+    """Each declaration replaces the state whole: a reader sees the built-ins
+    and each finished declaration, never a half-made table."""
+    declared = [_free_triple() for _ in range(40)]
+    errors, done = [], threading.Event()
+
+    def declare(chunk):
+        try:
+            for triple, d in chunk:
+                interop.register_mapping(d, dlpack=triple)
+                assert interop.from_dlpack(*triple) is d
+        except BaseException as exc:   # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    def read():
+        try:
+            while not done.is_set():
+                assert interop.from_dlpack(2, 32) is DType.Float32
+                assert interop.from_buffer_format("i") is DType.Int32
+                assert interop.from_numpy(np.int8) is DType.Int8
+                assert interop.mapping(DType.Float64).buffer_format == "d"
+        except BaseException as exc:   # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    writers = [threading.Thread(target=declare, args=(declared[i::4],)) for i in range(4)]
+    readers = [threading.Thread(target=read) for _ in range(4)]
+    for t in readers + writers:
+        t.start()
+    for t in writers:
+        t.join()
+    done.set()
+    for t in readers:
+        t.join()
+    assert errors == []
+    assert all(interop.from_dlpack(*triple) is d for triple, d in declared)
