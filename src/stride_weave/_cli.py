@@ -33,6 +33,16 @@ Each tree line is ``<tree prefix><name>  <kind details>``, for example::
 where ``n`` is the number of elements of the tensor. With ``--mappings``,
 each simple dtype's line also lists its foreign equivalents (see
 ``mappings_text``).
+
+Whatever the registry holds, every view prints it: none recurses (a
+hierarchy may be deeper than Python's recursion limit), and none writes a
+control character from a registered name or a class name to the terminal.
+The text views (the tree, ``--name``, the labels of ``--dot``) show such a
+name as ``display_name`` does, and every other text taken from the registry
+escapes its unprintable characters the same way (``dot_id_text``); the JSON
+views use JSON's escapes. Deep nesting in ``--name`` (its structure, and
+its JSON) stops being indented further after ``MAX_INDENT_LEVEL`` levels, so
+the output grows with the registry, not with the square of its depth.
 """
 
 import argparse
@@ -40,15 +50,20 @@ import importlib
 import contextlib
 import json
 import os
-import pprint
+import re
 import sys
 
 from stride_weave._dtypes import _KINDS, DType, SymbolicBits, _kind
+from stride_weave.interop import TARGETS, _exact_str
 
 NO_SUPERTYPE = "(no supertype)"
 
 #: Version of the ``--json`` document format; bumped on incompatible changes.
 JSON_FORMAT_VERSION = 1
+
+#: Nesting deeper than this many levels is indented as this level is, in the
+#: structure and the JSON that ``--name`` prints.
+MAX_INDENT_LEVEL = 64
 
 _UNICODE = {"tee": "├── ", "last": "└── ", "pipe": "│   ", "space": "    "}
 _ASCII = {"tee": "|-- ", "last": "`-- ", "pipe": "|   ", "space": "    "}
@@ -58,14 +73,32 @@ _ASCII = {"tee": "|-- ", "last": "`-- ", "pipe": "|   ", "space": "    "}
 _MODEL_CLASSES = tuple(cls.__name__ for _label, cls in _KINDS)
 
 
+def _text(value, what):
+    """``value`` as an exact str, read once (a str subclass's methods are not
+    run); TypeError naming ``what`` for anything else."""
+    text = _exact_str(value)
+    if text is None:
+        raise TypeError(f"{what} must be a str, got {value!r}")
+    return text
+
+
+def _class_name(d, attribute="__name__"):
+    """The ``__name__`` (or ``__qualname__``) of ``d``'s class as an exact str."""
+    return _text(getattr(type(d), attribute), f"the {attribute} of a descriptor class")
+
+
 def display_name(name, ascii_only=False):
-    """Return ``name`` as printed.
+    """Return ``name`` as printed: the one escaping of every text view.
 
     A name is printed as is unless it holds whitespace or unprintable
-    characters, which are shown as a Python string literal (``repr``) so that
-    one descriptor is always one line; with ``ascii_only``, a non-ASCII name is
-    shown as its ``ascii()`` literal.
+    characters (control characters, line separators, lone surrogates...),
+    which are shown as a Python string literal (``repr``, which escapes
+    every unprintable character) so that one descriptor is always one line
+    and no control character reaches the terminal; with ``ascii_only``, a
+    non-ASCII name is shown as its ``ascii()`` literal. The class names of
+    the tree and of ``--name`` are shown the same way.
     """
+    name = _text(name, "name")
     if ascii_only and not name.isascii():
         return ascii(name)
     if name.isprintable() and not any(c.isspace() for c in name):
@@ -115,7 +148,7 @@ def describe(d, dtype_cls, ascii_only=False):
     else:
         text = kind
     tags = []
-    cls_name = type(d).__name__
+    cls_name = _class_name(d)
     if cls_name not in _MODEL_CLASSES:
         tags.append(display_name(cls_name, ascii_only))
     if not is_builtin(d, dtype_cls):
@@ -195,8 +228,8 @@ def render(descriptors, dtype_cls, ascii_only=False, mappings=False):
 
 # --- foreign equivalents (--mappings, and the "mappings" key of --json) ------
 
-_MAPPING_LABELS = {"numpy": "numpy", "dlpack": "DLPack", "arrow": "Arrow",
-                   "buffer_format": "PEP 3118", "torch": "torch"}
+# The label of each target, in the order of interop.TARGETS.
+_MAPPING_LABELS = ("numpy", "DLPack", "Arrow", "PEP 3118", "torch")
 
 
 def mappings_text(d, ascii_only=False):
@@ -206,12 +239,11 @@ def mappings_text(d, ascii_only=False):
     equivalents``."""
     from stride_weave import interop
 
-    m = interop.mapping(d)
     parts = []
-    for target, label in _MAPPING_LABELS.items():
-        value = getattr(m, target)
+    for target, label, value in zip(TARGETS, _MAPPING_LABELS, interop._equivalents(d)):
         if value is not None:
-            shown = f"({value.code}, {value.bits}, {value.lanes})" if target == "dlpack" else value
+            shown = (f"({value[0]}, {value[1]}, {value[2]})" if target == "dlpack"
+                     else display_name(value, ascii_only))
             parts.append(f"{label} {shown}")
     arrow = "->" if ascii_only else "\u2192"
     return f"  {arrow} " + ("; ".join(parts) if parts else "no foreign equivalents")
@@ -226,7 +258,8 @@ def mappings_data(d):
         return None
     from stride_weave import interop
 
-    return interop.mapping(d).as_dict()
+    return {target: (list(value) if type(value) is tuple else value)
+            for target, value in zip(TARGETS, interop._equivalents(d))}
 
 
 # --- --json ------------------------------------------------------------------
@@ -269,7 +302,7 @@ def descriptor_data(d, dtype_cls):
     record = {
         "name": d.name,
         "kind": kind,
-        "class": type(d).__name__,
+        "class": _class_name(d),
         "builtin": is_builtin(d, dtype_cls),
         "supertype": None if d.supertype is None else d.supertype.name,
         "bits": d.bits if kind == "simple" else None,
@@ -304,12 +337,148 @@ def graph_data(descriptors, dtype_cls):
     }
 
 
+def json_text(value):
+    """Return ``json.dumps(value, indent=2)`` for a JSON-ready ``value``
+    (tuples are arrays), without recursion: ASCII, with JSON's escapes for
+    every control character. Nesting deeper than ``MAX_INDENT_LEVEL`` levels
+    is indented as that level is."""
+    out = []
+    stack = [(value, 0)]   # what is left to write: text, or (value, level)
+    while stack:
+        task = stack.pop()
+        if type(task) is str:
+            out.append(task)
+            continue
+        item, level = task
+        kind = type(item)
+        if kind not in (dict, list, tuple):
+            out.append(json.dumps(item))
+            continue
+        if not item:
+            out.append("{}" if kind is dict else "[]")
+            continue
+        inner = "\n" + " " * (2 * min(level + 1, MAX_INDENT_LEVEL))
+        pairs = item.items() if kind is dict else ((None, v) for v in item)
+        todo = ["{" if kind is dict else "["]
+        for i, (key, member) in enumerate(pairs):
+            todo.append(("," if i else "") + inner
+                        + ("" if kind is not dict else json.dumps(_text(key, "a JSON key")) + ": "))
+            todo.append((member, level + 1))
+        todo.append("\n" + " " * (2 * min(level, MAX_INDENT_LEVEL))
+                    + ("}" if kind is dict else "]"))
+        stack.extend(reversed(todo))
+    return "".join(out)
+
+
+# --- the structure of --name -------------------------------------------------
+
+
+def _flat_lengths(value):
+    """id -> len(repr(node)) of every node of the nested tuples and lists
+    ``value``, computed bottom-up without recursion."""
+    lengths = {}
+    open_nodes = set()
+    stack = [(value, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in lengths:
+            continue
+        kind = type(node)
+        if kind is not tuple and kind is not list:
+            lengths[key] = len(repr(node))
+        elif children_done:
+            n = len(node)
+            lengths[key] = (2 + sum(lengths[id(child)] for child in node) + 2 * max(n - 1, 0)
+                            + (kind is tuple and n == 1))
+            open_nodes.discard(key)
+        elif key in open_nodes:
+            raise ValueError("a recursive structure cannot be printed")
+        else:
+            open_nodes.add(key)
+            stack.append((node, True))
+            stack.extend((child, False) for child in node)
+    return lengths
+
+
+def _pformat_str(text, indent, allowance, top, width):
+    """pprint's layout of a str too long for its line (its _pprint_str):
+    split at line breaks and after whitespace, one piece a line."""
+    if not text:
+        return repr(text)
+    chunks = []
+    lines = text.splitlines(True)
+    if top:
+        indent += 1
+        allowance += 1
+    max_width1 = max_width = width - indent
+    rep = ""
+    for i, line in enumerate(lines):
+        rep = repr(line)
+        if i == len(lines) - 1:
+            max_width1 -= allowance
+        if len(rep) <= max_width1:
+            chunks.append(rep)
+            continue
+        parts = re.findall(r"\S*\s*", line)
+        parts.pop()   # the empty match at the end
+        max_width2 = max_width
+        current = ""
+        for j, part in enumerate(parts):
+            candidate = current + part
+            if j == len(parts) - 1 and i == len(lines) - 1:
+                max_width2 -= allowance
+            if len(repr(candidate)) > max_width2:
+                if current:
+                    chunks.append(repr(current))
+                current = part
+            else:
+                current = candidate
+        if current:
+            chunks.append(repr(current))
+    if len(chunks) == 1:
+        return rep
+    joined = ("\n" + " " * indent).join(chunks)
+    return f"({joined})" if top else joined
+
+
+def pformat_structure(value, width=76):
+    """Return ``pprint.pformat(value, width=width)`` for nested tuples and
+    lists of strs and other scalars (a structure), without recursion and in
+    time proportional to the output. Nesting deeper than
+    ``MAX_INDENT_LEVEL`` levels is indented as that level is."""
+    lengths = _flat_lengths(value)
+    out = []
+    stack = [(value, 0, 0, 0)]   # text, or (node, indent, allowance, level)
+    while stack:
+        task = stack.pop()
+        if type(task) is str:
+            out.append(task)
+            continue
+        node, indent, allowance, level = task
+        kind = type(node)
+        if lengths[id(node)] <= width - indent - allowance or kind not in (tuple, list, str):
+            # It fits on its line (so it nests less than width levels).
+            out.append(repr(node))
+            continue
+        if kind is str:
+            out.append(_pformat_str(node, indent, allowance, level == 0, width))
+            continue
+        close = (",)" if len(node) == 1 else ")") if kind is tuple else "]"
+        inner = min(indent + 1, MAX_INDENT_LEVEL)
+        separator = ",\n" + " " * inner
+        todo = ["(" if kind is tuple else "["]
+        for i, child in enumerate(node):
+            if i:
+                todo.append(separator)
+            last = i == len(node) - 1
+            todo.append((child, inner, allowance + len(close) if last else 1, level + 1))
+        todo.append(close)
+        stack.extend(reversed(todo))
+    return "".join(out)
+
+
 # --- --dot -------------------------------------------------------------------
-
-
-def _displayable(text):
-    """``text`` with what UTF-8 cannot carry (lone surrogates) as ``\\uXXXX``."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _dot_quote(text):
@@ -323,19 +492,24 @@ def _dot_quote(text):
 def _dot_string(text):
     """``text`` as a DOT label that Graphviz shows verbatim."""
     # Graphviz reads HTML entities in strings; keep a literal '&' literal.
-    return _dot_quote(_displayable(text)).replace("&", "&amp;")
+    return _dot_quote(text).replace("&", "&amp;")
 
 
 def dot_id_text(name):
     """Return the text that the ``--dot`` node ID of ``name`` stands for.
 
-    DOT source is UTF-8, which cannot carry a lone surrogate (a legal name),
-    so IDs escape: a backslash is doubled and an unencodable character
-    becomes ``\\uXXXX``.  The mapping is one to one, so distinct names are
-    distinct IDs; a name without backslashes or surrogates is its own ID.
-    IDs are never displayed (every node has a label).
+    IDs escape as ``display_name`` does: a backslash is doubled, then each
+    unprintable character (a control character, a line separator, a lone
+    surrogate, which UTF-8 DOT source cannot carry...) is written as its
+    Python escape (``\\x1b``, ``\\n``, ``\\ud800``).  The mapping is one
+    to one, so distinct names are distinct IDs; a name of printable
+    characters without backslashes is its own ID.  IDs are never displayed
+    (every node has a label).
     """
-    return _displayable(name.replace("\\", "\\\\"))
+    text = _text(name, "name").replace("\\", "\\\\")
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else display_name(c)[1:-1] for c in text)
 
 
 def _dot_id(name):
@@ -345,7 +519,8 @@ def _dot_id(name):
 def dot_label(d, dtype_cls):
     """Return the text of descriptor ``d``'s node in ``--dot`` output.
 
-    The name on the first line, then the tree view's description; a
+    The name on the first line (as ``display_name`` shows it), then the
+    tree view's description; a
     block-scaled format's description is split into its parts, one a line
     (``block-scaled``, its planes, its bits per element), to keep the node
     narrow.
@@ -353,7 +528,7 @@ def dot_label(d, dtype_cls):
     text = describe(d, dtype_cls)
     if _contract(d) == "block-scaled":
         text = text.replace(", ", "\n")
-    return _displayable(f"{d.name}\n{text}")
+    return f"{display_name(d.name)}\n{text}"
 
 
 def render_dot(descriptors, dtype_cls):
@@ -543,6 +718,9 @@ def main(argv=None, prog="python -m stride_weave"):
     error (an unknown option, a module or name that is not found) exits with
     status 2.
     """
+    prog = _text(prog, "prog")
+    if argv is not None:
+        argv = [_text(arg, "each argument") for arg in argv]
     parser = _parser(prog)
     args = parser.parse_args(argv)
     if args.ascii and (args.json or args.dot):
@@ -600,8 +778,8 @@ def _every_digit():
 
 
 def _print_json(out):
-    # ensure_ascii: any name is safe on any terminal and in any file.
-    out.write(json.dumps(graph_data(DType.registered(), DType), indent=2))
+    # ASCII: any name is safe on any terminal and in any file.
+    out.write(json_text(graph_data(DType.registered(), DType)))
     out.write("\n")
     out.flush()
 
@@ -619,35 +797,31 @@ def _print_lines(lines, out):
 def descriptor_detail(d, dtype_cls, ascii_only=False):
     """Return the ``--name`` view of descriptor ``d`` as a list of lines.
 
-    The tree line (name and description), then its class, whether it is
-    built-in, its supertypes nearest first, and its structure (see
-    ``DType.structure``), pretty-printed.
+    The tree line (name and description), then its class (its qualified
+    name, shown as ``display_name`` shows names), whether it is built-in,
+    its supertypes nearest first, and its structure (see
+    ``DType.structure``), pretty-printed (``pformat_structure``).
     """
     kind = "built-in" if is_builtin(d, dtype_cls) else "extension"
     chain = ", ".join(display_name(c.name, ascii_only) for c in d.supertypes())
+    qualname = display_name(_class_name(d, "__qualname__"), ascii_only)
     lines = [
         f"{display_name(d.name, ascii_only)}  {describe(d, dtype_cls, ascii_only)}",
-        f"  class:      {type(d).__qualname__} ({kind})",
+        f"  class:      {qualname} ({kind})",
         f"  supertypes: {chain or '(none)'}",
         "  structure:",
     ]
-    text = pprint.pformat(d.structure(), width=76)
+    text = pformat_structure(d.structure(), width=76)
     lines.extend("    " + line for line in text.splitlines())
     return lines
-
-
-def _as_json(value):
-    if isinstance(value, tuple):
-        return [_as_json(v) for v in value]
-    return value
 
 
 def _print_one(d, as_json, ascii_requested, out):
     if as_json:
         record = descriptor_data(d, DType)
         record["supertypes"] = [c.name for c in d.supertypes()]
-        record["structure"] = _as_json(d.structure())
-        out.write(json.dumps(record, indent=2))
+        record["structure"] = d.structure()
+        out.write(json_text(record))
         out.write("\n")
         out.flush()
         return

@@ -26,6 +26,15 @@ importing this module imports none of them. Extension dtypes declare their
 equivalents once with :func:`register_mapping`; the conversions then use
 them in both directions. The optional pack :mod:`stride_weave.formats`
 registers common formats (Float16, BFloat16, UInt8, ...) this way.
+
+What the module hands out cannot be changed behind anyone's back: every
+:class:`Mapping`, :class:`DLPackDType` and :class:`Plane` is a new tuple of
+exact ``str`` and ``int`` values, the caller's own, so altering one (its
+class included) alters nothing the module or another caller reads.
+Arguments are read once: a ``str``, ``int`` or ``tuple`` subclass is copied
+to the exact built-in without running any of its methods, and only the copy
+is checked, stored and compared. The module's own tables are immutable
+tuples, replaced whole by each declaration.
 """
 
 from __future__ import annotations
@@ -35,13 +44,12 @@ import importlib
 import struct
 import sys
 import threading
-from dataclasses import dataclass, fields
-from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Literal, NamedTuple, cast
 
 from stride_weave._dtypes import BlockScaledDType, DType, SimpleDType, WholeExtent
 
-__all__ = [
+__all__ = (
     "DLDataTypeCode",
     "DLPackDType",
     "Mapping",
@@ -62,7 +70,7 @@ __all__ = [
     "from_buffer_format",
     "to_torch",
     "from_torch",
-]
+)
 
 
 class NoEquivalentError(LookupError):
@@ -104,14 +112,17 @@ class DLPackDType(NamedTuple):
 Target = Literal["numpy", "dlpack", "arrow", "buffer_format", "torch"]
 #: The libraries a mapping may name, in the order of :class:`Mapping`'s fields.
 TARGETS: tuple[Target, ...] = ("numpy", "dlpack", "arrow", "buffer_format", "torch")
+# The targets whose equivalents are a library's dtypes, found by name.
+_LIBRARY_TARGETS = ("numpy", "arrow", "torch")
 
 
-@dataclass(frozen=True, slots=True)
-class Mapping:
+class Mapping(NamedTuple):
     """The declared equivalents of one simple dtype, by name (``None``
     where there is none): the numpy dtype name, the DLPack triple, the
     pyarrow factory name (``pyarrow.float16``...), the PEP 3118 format and
-    the torch dtype name (``torch.float8_e4m3fn`` is ``"float8_e4m3fn"``)."""
+    the torch dtype name (``torch.float8_e4m3fn`` is ``"float8_e4m3fn"``).
+
+    An immutable tuple, made anew for each call that returns one."""
 
     numpy: str | None = None
     dlpack: DLPackDType | None = None
@@ -121,8 +132,8 @@ class Mapping:
 
     def as_dict(self) -> dict[str, object]:
         """The mapping as JSON-ready values (the DLPack triple as a list)."""
-        return {f.name: (list(v) if isinstance(v, tuple) else v)
-                for f in fields(self) for v in (getattr(self, f.name),)}
+        return {target: (list(v) if isinstance(v, tuple) else v)
+                for target, v in zip(TARGETS, self)}
 
 
 class Plane(NamedTuple):
@@ -141,20 +152,111 @@ class Plane(NamedTuple):
     foreign: Any
 
 
-_lock = threading.RLock()
-_mappings: dict[int, tuple[SimpleDType, Mapping]] = {}
-# Reverse tables per target, rebuilt after each declaration: foreign key -> dtype.
-_reverse: dict[str, dict[Any, SimpleDType]] = {}
-_resolved: dict[tuple[str, str], Any] = {}
+# ---- reading arguments ------------------------------------------------------
+# A str, int or tuple subclass can answer anything from its methods, and
+# differently each time; an object can claim a class through its __class__
+# attribute, which isinstance believes. So an argument is judged by its real
+# type and copied to the exact built-in with the built-in type's own methods,
+# which run none of the subclass's code, and only the copy is used after.
 
-_LIBRARY = {"numpy": "numpy", "arrow": "pyarrow", "torch": "torch"}
-# pyarrow types whose str() is not their factory's name.
-_ARROW_FACTORY = {"halffloat": "float16", "float": "float32", "double": "float64",
-                  "bool": "bool_"}
+def _is(value: object, cls: type) -> bool:
+    """Whether the real type of ``value`` is ``cls`` or a subclass of it."""
+    return type.__subclasscheck__(cls, type(value))
+
+
+def _exact_str(value: object) -> str | None:
+    """``value`` as an exact str (a copy, for a subclass); None if it is
+    not a str."""
+    if type(value) is str:
+        return value
+    return str.__str__(cast(str, value)) if _is(value, str) else None
+
+
+def _exact_int(value: object) -> int | None:
+    """An int or IntEnum ``value`` as an exact int; None for anything else
+    (bool included)."""
+    if type(value) is int:
+        return value
+    return int.__int__(cast(int, value)) if _is(value, enum.IntEnum) else None
+
+
+def _exact_tuple(value: object) -> tuple[Any, ...] | None:
+    """``value`` as an exact tuple (a copy, for a subclass); None if it is
+    not a tuple."""
+    if type(value) is tuple:
+        return value
+    return tuple.__getitem__(cast("tuple[Any, ...]", value), slice(None)) if _is(value, tuple) else None
+
+
+def _shown(value: object) -> object:
+    """What an error message shows of an argument: the exact copy of a str
+    or tuple, so that showing it runs none of its methods either."""
+    text = _exact_str(value)
+    if text is not None:
+        return text
+    items = _exact_tuple(value)
+    return value if items is None else items
+
+
+# ---- the tables ---------------------------------------------------------------
+# Every table of this module is a tuple of buckets of (key, value) pairs, made
+# once and never changed: whatever reaches it (through the module, or a
+# traceback's locals, with gc.get_referents) cannot alter it, and a
+# declaration replaces the state whole, under _lock. Keys are exact built-ins
+# or a library's own dtypes; a key matches when its stored twin's type says
+# so, never the argument's own __eq__.
+
+_Table = tuple[tuple[tuple[Any, Any], ...], ...]
+
+
+def _table(pairs: Iterable[tuple[Any, Any]]) -> _Table:
+    """The table of ``pairs``; of equal keys, the first one counts."""
+    items = tuple(pairs)
+    size = 2 * len(items) + 1
+    buckets: list[tuple[tuple[Any, Any], ...]] = [()] * size
+    for key, value in items:
+        i = hash(key) % size
+        if _in_bucket(buckets[i], key) is None:
+            buckets[i] += ((key, value),)
+    return tuple(buckets)
+
+
+def _in_bucket(bucket: tuple[tuple[Any, Any], ...], key: Any) -> tuple[Any, Any] | None:
+    for pair in bucket:
+        stored: Any = pair[0]
+        eq: Any = type(stored).__eq__
+        if eq(stored, key) is True:
+            return pair
+    return None
+
+
+def _get(table: _Table, key: Any) -> Any:
+    """The value under ``key`` in ``table``, or None."""
+    pair = _in_bucket(table[hash(key) % len(table)], key)
+    return None if pair is None else pair[1]
+
+
+def _pairs(table: _Table) -> tuple[tuple[Any, Any], ...]:
+    return tuple(pair for bucket in table for pair in bucket)
+
+
+_Entry = tuple[SimpleDType, tuple[Any, ...]]
+_lock = threading.Lock()
+# The declared mappings: (entries, index). An entry is (dtype, data), in
+# declaration order; data holds the five equivalents in the order of TARGETS
+# as exact values (names, the DLPack triple as a tuple of ints, or None).
+# index finds an entry by id(dtype).
+_state: tuple[tuple[_Entry, ...], _Table] = ((), _table(()))
+# The reverse tables of one state: (state, one table per target, or None
+# until a conversion needs it).
+_reverse: tuple[object, tuple[_Table | None, ...]] = (_state, (None,) * len(TARGETS))
+# (target, name) -> the library's dtype of that name.
+_resolved: _Table = _table(())
+_NO_DATA: tuple[Any, ...] = (None,) * len(TARGETS)
 
 
 def _import(target: str) -> Any:
-    module = _LIBRARY[target]
+    module = _library(target)
     try:
         return importlib.import_module(module)
     except ImportError as exc:
@@ -164,38 +266,80 @@ def _import(target: str) -> Any:
         ) from exc
 
 
+def _library(target: str) -> str:
+    """The module a library target's dtypes come from."""
+    return "pyarrow" if target == "arrow" else target
+
+
+def _arrow_factory(shown: str) -> str:
+    """The pyarrow factory name of a type from its str() (``halffloat`` is
+    made by ``pyarrow.float16``)."""
+    for text, factory in (("halffloat", "float16"), ("float", "float32"),
+                          ("double", "float64"), ("bool", "bool_")):
+        if shown == text:
+            return factory
+    return shown
+
+
 def _simple(func: str, dtype: object, target: str) -> SimpleDType:
-    if isinstance(dtype, BlockScaledDType):
+    if _is(dtype, BlockScaledDType):
+        name = cast(BlockScaledDType, dtype).name
         shown = repr(target) if target in TARGETS else "target"
         raise TypeError(
-            f"{func}: {dtype.name} is block-scaled and has no single {target} "
-            f"dtype; convert it plane by plane with planes({dtype.name}, {shown})"
+            f"{func}: {name} is block-scaled and has no single {target} "
+            f"dtype; convert it plane by plane with planes({name}, {shown})"
         )
-    if not isinstance(dtype, SimpleDType):
-        raise TypeError(f"{func}: dtype must be a SimpleDType, got {dtype!r}")
-    return dtype
+    if not _is(dtype, SimpleDType):
+        raise TypeError(f"{func}: dtype must be a SimpleDType, got {_shown(dtype)!r}")
+    return cast(SimpleDType, dtype)
+
+
+def _data(dtype: SimpleDType) -> tuple[Any, ...]:
+    """The declared equivalents of ``dtype``, as stored."""
+    entry = _get(_state[1], id(dtype))
+    return entry[1] if entry is not None and entry[0] is dtype else _NO_DATA
+
+
+def _dlpack_record(triple: tuple[int, ...]) -> DLPackDType:
+    return tuple.__new__(DLPackDType, triple)
+
+
+def _record(data: tuple[Any, ...]) -> Mapping:
+    """A new Mapping of stored equivalents."""
+    numpy, dlpack, arrow, buffer_format, torch = data
+    return tuple.__new__(Mapping, (numpy, None if dlpack is None else _dlpack_record(dlpack),
+                                   arrow, buffer_format, torch))
 
 
 def mapping(dtype: SimpleDType) -> Mapping:
     """The declared equivalents of a simple dtype (all ``None`` when it has
     none)."""
-    _simple("mapping", dtype, "foreign")
-    entry = _mappings.get(id(dtype))
-    return entry[1] if entry is not None and entry[0] is dtype else Mapping()
+    return _record(_data(_simple("mapping", dtype, "foreign")))
+
+
+def _equivalents(dtype: SimpleDType) -> tuple[Any, ...]:
+    """The declared equivalents of ``dtype`` as exact values, in the order
+    of TARGETS (the DLPack triple as a tuple of ints); for the command line,
+    which reads them without going through :class:`Mapping`."""
+    return _data(_simple("mapping", dtype, "foreign"))
 
 
 # ---- buffer formats -------------------------------------------------------
 
-_BUFFER_KINDS = {**dict.fromkeys("bhilqn", "int"), **dict.fromkeys("BHILQN", "uint"),
-                 **dict.fromkeys("efd", "float"), "?": "bool"}
+def _buffer_kind(code: str) -> str | None:
+    if len(code) != 1:
+        return None
+    for kind, codes in (("int", "bhilqn"), ("uint", "BHILQN"), ("float", "efd"),
+                        ("bool", "?")):
+        if code in codes:
+            return kind
+    return None
 
 
-def _buffer_key(func: str, fmt: object) -> tuple[str, int]:
-    """(kind, size in bytes) of a one-item PEP 3118 format of a number or
-    bool in native byte order; NoEquivalentError for any other format,
-    TypeError for a non-str."""
-    if not isinstance(fmt, str):
-        raise TypeError(f"{func}: format must be a str, got {fmt!r}")
+def _buffer_key(func: str, fmt: str) -> tuple[str, int]:
+    """(kind, size in bytes) of a one-item PEP 3118 format (an exact str)
+    of a number or bool in native byte order; NoEquivalentError for any
+    other format."""
     body = fmt
     standard = False
     if body[:1] in ("@", "=", "<", ">", "!"):
@@ -209,12 +353,12 @@ def _buffer_key(func: str, fmt: object) -> tuple[str, int]:
         standard = order != "@"
     complex_ = body[:1] == "Z"
     code = body[1:] if complex_ else body
-    if len(code) != 1 or code not in _BUFFER_KINDS:
+    kind = _buffer_kind(code)
+    if kind is None:
         raise NoEquivalentError(
             f"{func}: {fmt!r} is not a single scalar format of a numeric or "
             "bool type, so no stride-weave dtype is its equivalent"
         )
-    kind = _BUFFER_KINDS[code]
     if complex_:
         if kind != "float":
             raise NoEquivalentError(f"{func}: {fmt!r} is not a complex float format")
@@ -225,63 +369,38 @@ def _buffer_key(func: str, fmt: object) -> tuple[str, int]:
     return kind, size * (2 if complex_ else 1)
 
 
+def _format_argument(func: str, fmt: object) -> str:
+    text = _exact_str(fmt)
+    if text is None:
+        raise TypeError(f"{func}: format must be a str, got {_shown(fmt)!r}")
+    return text
+
+
 # ---- declaring ------------------------------------------------------------
 
 def _normalize(target: str, value: Any, dtype: SimpleDType, check_now: bool) -> Any:
-    """The stored form of one declared equivalent (validated)."""
+    """The stored form of one declared equivalent, read once and validated."""
     where = f"register_mapping({dtype.name}, {target}=...)"
     if target == "dlpack":
-        if not (isinstance(value, tuple) and len(value) in (2, 3)
-                and all(type(v) is int or isinstance(v, enum.IntEnum) for v in value)):
-            raise TypeError(
-                f"{where}: expected a (code, bits, lanes) tuple of ints, got {value!r}"
-            )
-        triple = DLPackDType(*(int(v) for v in value))
-        if not (0 <= triple.code <= 255 and 1 <= triple.bits <= 255
-                and 1 <= triple.lanes <= 65535):
-            raise ValueError(
-                f"{where}: expected code 0-255, bits 1-255 and lanes 1-65535, "
-                f"got {tuple(triple)}"
-            )
-        if triple.bits * triple.lanes != dtype.bits:
-            raise ValueError(
-                f"{where}: the widths must agree: {dtype.name} has {dtype.bits} "
-                f"bits, {tuple(triple)} has {triple.bits * triple.lanes}"
-            )
-        return triple
+        return _dlpack_triple(where, value, dtype)
     if target == "buffer_format":
-        kind, size = _buffer_key(where, value)
+        fmt = _format_argument(where, value)
+        size = _buffer_key(where, fmt)[1]
         if size * 8 != dtype.bits:
             raise ValueError(
                 f"{where}: the widths must agree: {dtype.name} has {dtype.bits} "
-                f"bits, {value!r} has {size * 8}"
+                f"bits, {fmt!r} has {size * 8}"
             )
-        return value
-    if isinstance(value, str):
-        name = value
-    elif target == "numpy" and "numpy" in sys.modules:
-        try:
-            dt = sys.modules["numpy"].dtype(value)
-        except TypeError:
-            raise TypeError(
-                f"{where}: expected a numpy dtype or its name as a str, got {value!r}"
-            ) from None
-        if not dt.isnative:
-            raise ValueError(f"{where}: expected a native byte order numpy dtype, got {dt!r}")
-        name = dt.name
-    elif target == "arrow" and "pyarrow" in sys.modules and isinstance(
-            value, sys.modules["pyarrow"].DataType):
-        name = _ARROW_FACTORY.get(str(value), str(value))
-    elif target == "torch" and "torch" in sys.modules and isinstance(
-            value, sys.modules["torch"].dtype):
-        name = str(value).removeprefix("torch.")
-    else:
-        raise TypeError(
-            f"{where}: expected a {target} dtype or its name as a str, got {value!r}"
+        return fmt
+    name = _exact_str(value)
+    if name is None:
+        name = _foreign_name(where, target, value)
+    if not (name and name.isascii() and name.isprintable() and " " not in name):
+        raise ValueError(
+            f"{where}: expected a non-empty name of printable ASCII characters "
+            f"without spaces, got {name!r}"
         )
-    if not name:
-        raise ValueError(f"{where}: expected a non-empty name, got {value!r}")
-    if check_now and _LIBRARY[target] in sys.modules:
+    if check_now and sys.modules.get(_library(target)) is not None:
         # The library is here already: check the name and the width now. A
         # name that needs ml_dtypes when it is not installed is left to the
         # conversions (no such dtype can occur here).
@@ -293,6 +412,56 @@ def _normalize(target: str, value: Any, dtype: SimpleDType, check_now: bool) -> 
     return name
 
 
+def _dlpack_triple(where: str, value: Any, dtype: SimpleDType) -> tuple[int, ...]:
+    items = _exact_tuple(value)
+    ints = () if items is None else tuple(_exact_int(v) for v in items)
+    if items is None or len(ints) not in (2, 3) or None in ints:
+        raise TypeError(
+            f"{where}: expected a (code, bits, lanes) tuple of ints, got {_shown(value)!r}"
+        )
+    triple = cast(tuple[int, ...], ints + (1,) if len(ints) == 2 else ints)
+    code, bits, lanes = triple
+    if not (0 <= code <= 255 and 1 <= bits <= 255 and 1 <= lanes <= 65535):
+        raise ValueError(
+            f"{where}: expected code 0-255, bits 1-255 and lanes 1-65535, "
+            f"got {triple}"
+        )
+    if bits * lanes != dtype.bits:
+        raise ValueError(
+            f"{where}: the widths must agree: {dtype.name} has {dtype.bits} "
+            f"bits, {triple} has {bits * lanes}"
+        )
+    return triple
+
+
+def _foreign_name(where: str, target: str, value: Any) -> str:
+    """The name of a foreign dtype object given to register_mapping, read
+    once (its library must be imported already)."""
+    module = sys.modules.get(_library(target))
+    name = None
+    if module is not None and target == "numpy":
+        try:
+            dt = module.dtype(value)
+        except TypeError:
+            raise TypeError(
+                f"{where}: expected a numpy dtype or its name as a str, got {_shown(value)!r}"
+            ) from None
+        if not dt.isnative:
+            raise ValueError(f"{where}: expected a native byte order numpy dtype, got {dt!r}")
+        name = _exact_str(dt.name)
+    elif module is not None and target == "arrow" and _is(value, module.DataType):
+        shown = _exact_str(str(value))
+        name = None if shown is None else _arrow_factory(shown)
+    elif module is not None and target == "torch" and _is(value, module.dtype):
+        shown = _exact_str(str(value))
+        name = None if shown is None else shown.removeprefix("torch.")
+    if name is None:
+        raise TypeError(
+            f"{where}: expected a {target} dtype or its name as a str, got {_shown(value)!r}"
+        )
+    return name
+
+
 class _Unavailable(TypeError):
     """The installed library has no dtype of this name (an older version,
     or ml_dtypes missing): the name's dtype cannot occur in this process."""
@@ -301,9 +470,11 @@ class _Unavailable(TypeError):
 def _resolve(target: str, name: str) -> Any:
     """The foreign dtype that a stored name denotes (cached). _Unavailable
     when the installed library (or ml_dtypes, for numpy) lacks it; TypeError
-    when the name denotes something that is not a dtype."""
+    when the name denotes something that is not a dtype, or names a numpy
+    or torch dtype by another name than its own (``torch.half``: an alias
+    would give one dtype two names, and two owners)."""
     key = (target, name)
-    found = _resolved.get(key)
+    found = _get(_resolved, key)
     if found is not None:
         return found
     module = _import(target)
@@ -314,23 +485,33 @@ def _resolve(target: str, name: str) -> Any:
             except TypeError:
                 ml_dtypes = importlib.import_module("ml_dtypes")
                 found = module.dtype(getattr(ml_dtypes, name))
-            if found.name != name:
-                raise TypeError(f"numpy calls it {found.name!r}")
+            own = found.name
         elif target == "arrow":
             found = getattr(module, name)()
-            if not isinstance(found, module.DataType):
+            if not _is(found, module.DataType):
                 raise TypeError(f"pyarrow.{name}() is not a DataType")
+            own = name   # a factory makes a type; its str() is not a name
         else:
             found = getattr(module, name)
-            if not isinstance(found, module.dtype):
+            if not _is(found, module.dtype):
                 raise TypeError(f"torch.{name} is not a torch.dtype")
+            own = str(found).removeprefix("torch.")
+        if own != name:
+            raise TypeError(f"{_library(target)} calls it {own!r}")
     except (AttributeError, ImportError) as exc:
         raise _Unavailable(
             f"{name!r} does not name a {target} dtype here ({exc})") from exc
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name!r} does not name a {target} dtype: {exc}") from exc
-    _resolved[key] = found
+    _remember(key, found)
     return found
+
+
+def _remember(key: tuple[str, str], found: Any) -> None:
+    global _resolved
+    with _lock:
+        if _get(_resolved, key) is None:
+            _resolved = _table(_pairs(_resolved) + ((key, found),))
 
 
 def _foreign_bits(target: str, foreign: Any, name: str) -> int:
@@ -340,7 +521,7 @@ def _foreign_bits(target: str, foreign: Any, name: str) -> int:
             return int(foreign.itemsize) * 8
         # finfo/iinfo know the width of ml_dtypes' sub-byte formats, which
         # are stored one per byte.
-        info = sys.modules.get("ml_dtypes") or sys.modules["numpy"]
+        info = _loaded_ml_dtypes() or sys.modules["numpy"]
         for query in (info.finfo, info.iinfo):
             try:
                 return int(query(foreign).bits)
@@ -353,8 +534,16 @@ def _foreign_bits(target: str, foreign: Any, name: str) -> int:
     return int(foreign.itemsize) * 8 // lanes
 
 
+def _loaded_ml_dtypes() -> Any:
+    """ml_dtypes if it is imported, else None. Another thread may be
+    importing it: import_module waits until it is whole."""
+    if sys.modules.get("ml_dtypes") is None:
+        return None
+    return importlib.import_module("ml_dtypes")
+
+
 def _is_ml_dtype(foreign: Any) -> bool:
-    ml_dtypes = sys.modules.get("ml_dtypes")
+    ml_dtypes = _loaded_ml_dtypes()
     return ml_dtypes is not None and getattr(ml_dtypes, foreign.name, None) is foreign.type
 
 
@@ -384,7 +573,9 @@ def _convert(func: str, target: str, name: str, dtype: SimpleDType) -> Any:
         ) from exc
 
 
-def _reverse_key(target: str, value: Any) -> Any:
+def _unique_key(target: str, value: Any) -> Any:
+    """What two declarations of ``target`` must not share: the format's
+    kind and size for a buffer format, else the stored value itself."""
     if target == "buffer_format":
         return _buffer_key("register_mapping", value)
     return value
@@ -406,7 +597,7 @@ def register_mapping(
     triple; ``arrow`` a pyarrow type (or its factory name, ``"float16"``);
     ``buffer_format`` a PEP 3118 format; ``torch`` a torch dtype (or its
     name). Names let a module declare equivalents without importing the
-    library.
+    library. ``dtype`` must be registered (not one still being built).
 
     Validation: the widths must agree with ``dtype.bits`` (checked at once
     for DLPack and buffer formats, and for the others at once when their
@@ -415,80 +606,134 @@ def register_mapping(
     stride-weave dtype is a ValueError (reverse lookups stay unambiguous).
     Declaring the same mapping again is harmless; a different one for a
     dtype that has one is a ValueError. A refused declaration changes
-    nothing. Thread-safe. Returns the stored :class:`Mapping`.
+    nothing. Thread-safe. Returns the stored :class:`Mapping` (a new copy).
     """
-    given = {"numpy": numpy, "dlpack": dlpack, "arrow": arrow,
-             "buffer_format": buffer_format, "torch": torch}
-    return _declare(dtype, given, check_now=True)
+    return _declare_values(dtype, (numpy, dlpack, arrow, buffer_format, torch),
+                           check_now=True)
 
 
 def _declare(dtype: SimpleDType, given: dict[str, Any], *, check_now: bool) -> Mapping:
-    """register_mapping's work. check_now=False (the built-ins and the
-    formats pack, whose names the test suite checks against the libraries)
-    resolves no name now, so declaring imports nothing."""
-    _simple("register_mapping", dtype, "foreign")
+    """register_mapping's work, with the equivalents by target name.
+    check_now=False (the built-ins and the formats pack, whose names the
+    test suite checks against the libraries) resolves no name now, so
+    declaring imports nothing."""
+    return _declare_values(dtype, tuple(given.get(target) for target in TARGETS),
+                           check_now=check_now)
+
+
+def _declare_values(dtype: SimpleDType, given: tuple[Any, ...], *,
+                    check_now: bool) -> Mapping:
+    global _state
+    d = _simple("register_mapping", dtype, "foreign")
+    _require_registered(d)
+    # Each argument is read here, once, before the lock is taken: reading
+    # may run code (a foreign dtype's str(), numpy.dtype() of an object),
+    # and nothing below looks at the arguments again.
+    data = tuple(None if value is None else _normalize(target, value, d, check_now)
+                 for target, value in zip(TARGETS, given))
     with _lock:
-        declared = Mapping(**{t: _normalize(t, v, dtype, check_now)
-                              for t, v in given.items() if v is not None})
-        existing = _mappings.get(id(dtype))
-        if existing is not None:
-            if existing[1] == declared:
-                return declared
-            raise ValueError(
-                f"register_mapping: {dtype.name} is already mapped to "
-                f"{existing[1]!r}; got a different mapping, {declared!r}"
-            )
-        for target in TARGETS:
-            value = getattr(declared, target)
-            if value is None:
-                continue
-            key = _reverse_key(target, value)
-            for other, theirs in _mappings.values():
-                their = getattr(theirs, target)
-                if their is not None and _reverse_key(target, their) == key:
-                    raise ValueError(
-                        f"register_mapping: {target} {value!r} is already the "
-                        f"equivalent of {other.name}; it cannot also be "
-                        f"{dtype.name}'s"
-                    )
-        _mappings[id(dtype)] = (dtype, declared)
-        _reverse.clear()
-        return declared
+        # Exact values only from here to the publication: no code outside
+        # this module runs while the lock is held.
+        entries, index = _state
+        existing = _get(index, id(d))
+        owner = None
+        if existing is None or existing[0] is not d:
+            owner = _owner_of_any(entries, data)
+            if owner is None:
+                entries += ((d, data),)
+                _state = (entries, _table((id(entry[0]), entry) for entry in entries))
+                return _record(data)
+        elif existing[1] == data:
+            return _record(data)
+    if owner is None:
+        raise ValueError(
+            f"register_mapping: {d.name} is already mapped to "
+            f"{_record(existing[1])!r}; got a different mapping, {_record(data)!r}"
+        )
+    target, other = owner
+    value = data[TARGETS.index(target)]
+    raise ValueError(
+        f"register_mapping: {target} {value!r} is already the "
+        f"equivalent of {other.name}; it cannot also be {d.name}'s"
+    )
+
+
+def _owner_of_any(entries: tuple[_Entry, ...],
+                  data: tuple[Any, ...]) -> tuple[str, SimpleDType] | None:
+    """(target, dtype) of the first declared equivalent in ``data`` that
+    another dtype has already, or None."""
+    for i, target in enumerate(TARGETS):
+        if data[i] is None:
+            continue
+        key = _unique_key(target, data[i])
+        for other, theirs in entries:
+            if theirs[i] is not None and _unique_key(target, theirs[i]) == key:
+                return target, other
+    return None
+
+
+def _require_registered(d: SimpleDType) -> None:
+    """A mapping is for a registered descriptor: one still being built may
+    never be (its construction can fail), and one whose construction failed
+    is not."""
+    name = d.name
+    try:
+        found = DType.from_name(name)
+    except LookupError:
+        found = None
+    if found is not d:
+        raise ValueError(
+            f"register_mapping: {name} is not registered (it is still being "
+            "built, or its construction failed); declare its mapping once it is"
+        )
 
 
 # ---- converting -----------------------------------------------------------
 
 def _forward(func: str, target: Target, dtype: object) -> tuple[SimpleDType, Any]:
     d = _simple(func, dtype, target)
-    value = getattr(mapping(d), target)
+    value = _data(d)[TARGETS.index(target)]
     if value is None:
         raise NoEquivalentError(f"{func}: {d.name} has no {target} equivalent")
     return d, value
 
 
-def _reverse_table(target: Target) -> dict[Any, SimpleDType]:
-    with _lock:
-        table = _reverse.get(target)
-        if table is None:
-            table = {}
-            for dtype, declared in _mappings.values():
-                value = getattr(declared, target)
-                if value is None:
-                    continue
-                if target in _LIBRARY:
-                    try:
-                        table[_check_width(target, value, dtype)] = dtype
-                    except _Unavailable:
-                        continue   # no such foreign dtype can be given here
-
-                else:
-                    table[_reverse_key(target, value)] = dtype
-            _reverse[target] = table
+def _reverse_table(target: Target) -> _Table:
+    """foreign key -> dtype for ``target``, made once per state."""
+    global _reverse
+    i = TARGETS.index(target)
+    state = _state
+    built_for, tables = _reverse
+    table = tables[i] if built_for is state else None
+    if table is not None:
         return table
+    table = _table(_reverse_pairs(target, state[0]))
+    with _lock:
+        built_for, tables = _reverse
+        if _state is state:
+            if built_for is not state:
+                tables = (None,) * len(TARGETS)
+            _reverse = (state, tables[:i] + (table,) + tables[i + 1:])
+    return table
+
+
+def _reverse_pairs(target: Target, entries: tuple[_Entry, ...]) -> Iterator[tuple[Any, SimpleDType]]:
+    i = TARGETS.index(target)
+    for dtype, data in entries:
+        value = data[i]
+        if value is None:
+            continue
+        if target in _LIBRARY_TARGETS:
+            try:
+                yield _check_width(target, value, dtype), dtype
+            except _Unavailable:
+                continue   # no such foreign dtype can be given here
+        else:
+            yield _unique_key(target, value), dtype
 
 
 def _backward(func: str, target: Target, key: Any, shown: object) -> SimpleDType:
-    found = _reverse_table(target).get(key)
+    found: SimpleDType | None = _get(_reverse_table(target), key)
     if found is None:
         raise NoEquivalentError(
             f"{func}: no stride-weave dtype is the equivalent of {target} {shown!r}"
@@ -507,12 +752,14 @@ def from_numpy(np_dtype: Any) -> SimpleDType:
     """The stride-weave dtype equivalent to a numpy dtype (or anything
     ``numpy.dtype()`` accepts). Non-native byte order has no equivalent."""
     np = _import("numpy")
+    text = _exact_str(np_dtype)
+    given = np_dtype if text is None else text
     try:
-        dt = np.dtype(np_dtype)
+        dt = np.dtype(given)
     except TypeError as exc:
         raise TypeError(
             f"from_numpy: np_dtype must be a numpy dtype or convertible to one, "
-            f"got {np_dtype!r}"
+            f"got {given!r}"
         ) from exc
     if not dt.isnative:
         raise NoEquivalentError(
@@ -523,18 +770,18 @@ def from_numpy(np_dtype: Any) -> SimpleDType:
 
 
 def to_dlpack(dtype: SimpleDType) -> DLPackDType:
-    """The DLPack ``(code, bits, lanes)`` of ``dtype``."""
-    value: DLPackDType = _forward("to_dlpack", "dlpack", dtype)[1]
-    return value
+    """The DLPack ``(code, bits, lanes)`` of ``dtype`` (a new tuple)."""
+    return _dlpack_record(_forward("to_dlpack", "dlpack", dtype)[1])
 
 
 def from_dlpack(code: int, bits: int, lanes: int = 1) -> SimpleDType:
     """The stride-weave dtype of a DLPack ``DLDataType``."""
-    for arg, value in (("code", code), ("bits", bits), ("lanes", lanes)):
-        if type(value) is not int and not isinstance(value, enum.IntEnum):
-            raise TypeError(f"from_dlpack: {arg} must be an int, got {value!r}")
-    key = DLPackDType(int(code), int(bits), int(lanes))
-    return _backward("from_dlpack", "dlpack", key, tuple(key))
+    given = (code, bits, lanes)
+    key = tuple(_exact_int(value) for value in given)
+    for arg, value, exact in zip(("code", "bits", "lanes"), given, key):
+        if exact is None:
+            raise TypeError(f"from_dlpack: {arg} must be an int, got {_shown(value)!r}")
+    return _backward("from_dlpack", "dlpack", key, key)
 
 
 def to_arrow(dtype: SimpleDType) -> Any:
@@ -548,9 +795,9 @@ def _from_library(func: str, target: Target, argument: str, value: Any,
     """from_arrow/from_torch: ``value`` must be an instance of the library's
     class ``cls``."""
     expected = getattr(_import(target), cls)
-    if not isinstance(value, expected):
+    if not _is(value, expected):
         raise TypeError(
-            f"{func}: {argument} must be a {_LIBRARY[target]}.{cls}, got {value!r}"
+            f"{func}: {argument} must be a {_library(target)}.{cls}, got {_shown(value)!r}"
         )
     return _backward(func, target, value, value)
 
@@ -571,8 +818,9 @@ def from_buffer_format(format: str) -> SimpleDType:
     """The stride-weave dtype of a one-item PEP 3118 format, such as
     ``memoryview(...).format``: any code of the same kind and size matches
     (``"l"`` and ``"q"`` are both Int64 where both are 8 bytes)."""
-    key = _buffer_key("from_buffer_format", format)
-    return _backward("from_buffer_format", "buffer_format", key, format)
+    fmt = _format_argument("from_buffer_format", format)
+    return _backward("from_buffer_format", "buffer_format",
+                     _buffer_key("from_buffer_format", fmt), fmt)
 
 
 def to_torch(dtype: SimpleDType) -> Any:
@@ -587,8 +835,9 @@ def from_torch(torch_dtype: Any) -> SimpleDType:
     return _from_library("from_torch", "torch", "torch_dtype", torch_dtype, "dtype")
 
 
-_CONVERTERS: dict[str, Callable[[SimpleDType], Any]] = {"numpy": to_numpy, "dlpack": to_dlpack, "arrow": to_arrow,
-               "buffer_format": to_buffer_format, "torch": to_torch}
+# The conversion of each target, in the order of TARGETS.
+_CONVERTERS: tuple[Callable[[SimpleDType], Any], ...] = (
+    to_numpy, to_dlpack, to_arrow, to_buffer_format, to_torch)
 
 
 def planes(dtype: BlockScaledDType,
@@ -602,46 +851,46 @@ def planes(dtype: BlockScaledDType,
     ``planes(DType.MXFP4, numerics.numeric_info)`` gives each plane's
     numeric record.
     """
-    if not isinstance(dtype, BlockScaledDType):
-        raise TypeError(f"planes: dtype must be a BlockScaledDType, got {dtype!r}")
-    if callable(target):
+    if not _is(dtype, BlockScaledDType):
+        raise TypeError(f"planes: dtype must be a BlockScaledDType, got {_shown(dtype)!r}")
+    name = _exact_str(target)
+    expected = f"one of {TARGETS} or a function of a SimpleDType"
+    if name is not None:
+        if name not in TARGETS:
+            raise ValueError(f"planes: target must be {expected}, got {name!r}")
+        convert = _CONVERTERS[TARGETS.index(name)]
+    elif callable(target):
         convert = target
-    elif target in _CONVERTERS:
-        convert = _CONVERTERS[target]
     else:
-        raise ValueError(
-            f"planes: target must be one of {TARGETS} or a function of a "
-            f"SimpleDType, got {target!r}"
-        )
-    result = [Plane("element", None, dtype.element, None, convert(dtype.element))]
-    for i, level in enumerate(dtype.levels):
-        result.append(Plane("scale", i, level.scale, level.block, convert(level.scale)))
-    return tuple(result)
+        raise TypeError(f"planes: target must be {expected}, got {_shown(target)!r}")
+    element = dtype.element
+    first = tuple.__new__(Plane, ("element", None, element, None, convert(element)))
+    return (first,) + tuple(
+        tuple.__new__(Plane, ("scale", i, level.scale, level.block, convert(level.scale)))
+        for i, level in enumerate(dtype.levels))
 
 
 # ---- the built-ins ----------------------------------------------------------
 
-_C = DLDataTypeCode
-_BUILTINS: tuple[tuple[SimpleDType, Mapping], ...] = (
-    (DType.Bool, Mapping("bool", DLPackDType(_C.kDLBool, 8), None, "?", "bool")),
-    (DType.Int8, Mapping("int8", DLPackDType(_C.kDLInt, 8), "int8", "b", "int8")),
-    (DType.Int32, Mapping("int32", DLPackDType(_C.kDLInt, 32), "int32", "i", "int32")),
-    (DType.Float32, Mapping("float32", DLPackDType(_C.kDLFloat, 32), "float32", "f",
-                            "float32")),
-    (DType.Float64, Mapping("float64", DLPackDType(_C.kDLFloat, 64), "float64", "d",
-                            "float64")),
-    (DType.E8M0, Mapping("float8_e8m0fnu", DLPackDType(_C.kDLFloat8_e8m0fnu, 8), None,
-                         None, "float8_e8m0fnu")),
-    (DType.E5M2, Mapping("float8_e5m2", DLPackDType(_C.kDLFloat8_e5m2, 8), None, None,
-                         "float8_e5m2")),
-    (DType.E4M3, Mapping("float8_e4m3fn", DLPackDType(_C.kDLFloat8_e4m3fn, 8), None,
-                         None, "float8_e4m3fn")),
-    (DType.E3M2, Mapping("float6_e3m2fn", DLPackDType(_C.kDLFloat6_e3m2fn, 6))),
-    (DType.E2M3, Mapping("float6_e2m3fn", DLPackDType(_C.kDLFloat6_e2m3fn, 6))),
-    (DType.E2M1, Mapping("float4_e2m1fn", DLPackDType(_C.kDLFloat4_e2m1fn, 4), None,
-                         None, "float4_e2m1fn_x2")),
-)
-for _dtype, _mapping in _BUILTINS:
-    _declare(_dtype, {f.name: getattr(_mapping, f.name) for f in fields(_mapping)},
-             check_now=False)
-del _dtype, _mapping
+def _declare_builtins() -> None:
+    c = DLDataTypeCode
+    for dtype, given in (
+        (DType.Bool, ("bool", (c.kDLBool, 8), None, "?", "bool")),
+        (DType.Int8, ("int8", (c.kDLInt, 8), "int8", "b", "int8")),
+        (DType.Int32, ("int32", (c.kDLInt, 32), "int32", "i", "int32")),
+        (DType.Float32, ("float32", (c.kDLFloat, 32), "float32", "f", "float32")),
+        (DType.Float64, ("float64", (c.kDLFloat, 64), "float64", "d", "float64")),
+        (DType.E8M0, ("float8_e8m0fnu", (c.kDLFloat8_e8m0fnu, 8), None, None,
+                      "float8_e8m0fnu")),
+        (DType.E5M2, ("float8_e5m2", (c.kDLFloat8_e5m2, 8), None, None, "float8_e5m2")),
+        (DType.E4M3, ("float8_e4m3fn", (c.kDLFloat8_e4m3fn, 8), None, None,
+                      "float8_e4m3fn")),
+        (DType.E3M2, ("float6_e3m2fn", (c.kDLFloat6_e3m2fn, 6), None, None, None)),
+        (DType.E2M3, ("float6_e2m3fn", (c.kDLFloat6_e2m3fn, 6), None, None, None)),
+        (DType.E2M1, ("float4_e2m1fn", (c.kDLFloat4_e2m1fn, 4), None, None,
+                      "float4_e2m1fn_x2")),
+    ):
+        _declare_values(dtype, given, check_now=False)
+
+
+_declare_builtins()
