@@ -137,8 +137,10 @@ def test_a_gc_callback_reading_and_replacing_args_mid_read():
     nested read).  The collection is started by the read's own allocation
     (the registered() snapshot, rebuilt after each registration): on
     CPython 3.11 in the middle of the outer read, on later versions (which
-    collect between bytecodes) just after it.  Every read gives the message
-    or what was stored, and a miss whose args were replaced keeps them."""
+    collect between bytecodes) just after it; a free-threaded build decides
+    when to collect by other rules, and may not run the callback at all.
+    Every read gives the message or what was stored, and a miss whose args
+    were replaced keeps them."""
     report = _report("""
         state = {"target": None, "mode": 0, "ran": 0, "reading": False, "mid": 0}
 
@@ -193,7 +195,8 @@ def test_a_gc_callback_reading_and_replacing_args_mid_read():
                           "mid": state["mid"], "version": sys.version_info[:2]}))
     """)
     assert report["problems"] == []
-    assert report["ran"] > 200
+    if not GIL_OFF:
+        assert report["ran"] > 200
     if report["version"] < [3, 12]:
         assert report["mid"] > 200
 
