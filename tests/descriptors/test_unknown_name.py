@@ -1,5 +1,6 @@
 """A from_name miss: an UnknownNameError (a LookupError) whose message is
 formatted when first read, from the registry as it was at the miss."""
+import copy
 import io
 import pickle
 import traceback
@@ -71,6 +72,40 @@ def test_a_name_registered_after_its_own_miss_is_never_suggested_to_itself():
     assert message.startswith(f"no descriptor is registered under the name {name!r}")
     assert repr(name) not in message.partition(";")[2]
     assert DType.from_name(name).name == name
+
+
+def test_args_stored_past_the_miss_own_init_are_kept():
+    """LookupError.__init__ called directly (not the miss's own __init__)
+    stores args the miss then keeps: its message is never made over them."""
+    e = miss("float32")
+    LookupError.__init__(e, "stored", 2)
+    assert e.args == ("stored", 2)
+    assert str(e) == "('stored', 2)"
+    assert repr(e) == "UnknownNameError('stored', 2)"
+    assert pickle.loads(pickle.dumps(e)).args == ("stored", 2)
+
+
+def test_init_refuses_keywords_as_lookup_error_does_and_changes_nothing():
+    e = miss("float32")
+    with pytest.raises(TypeError) as info:
+        e.__init__("x", key=1)
+    with pytest.raises(TypeError) as plain:
+        LookupError().__init__("x", key=1)
+    assert str(info.value) == str(plain.value).replace(
+        "LookupError", "stride_weave._dtypes.UnknownNameError")
+    assert e.args == ("no descriptor is registered under the name 'float32'; "
+                      "did you mean 'Float32'?",)
+
+
+def test_attributes_and_notes_pickle_and_copy_with_the_message():
+    e = miss("float32")
+    e.detail = [1, 2]
+    e.add_note("while loading a checkpoint")
+    for twin in (pickle.loads(pickle.dumps(e)), copy.copy(e), copy.deepcopy(e)):
+        assert type(twin) is type(e) and twin.args == e.args
+        assert twin.detail == [1, 2]
+        assert twin.__notes__ == ["while loading a checkpoint"]
+    assert e.args[0].endswith("did you mean 'Float32'?")
 
 
 def test_kind_mismatch_is_still_a_plain_lookup_error():

@@ -133,8 +133,8 @@ def test_suggestions_are_never_items_borrowed_from_a_list_python_can_change():
 
 def test_a_gc_callback_reading_and_replacing_args_mid_read():
     """A gc callback formats the miss being read (a nested read) or
-    replaces its args (by assignment, or by calling __init__ again after a
-    nested read).  The collection is started by the read's own allocation
+    replaces its args (by assignment, by calling __init__ again after a
+    nested read, or through LookupError.__init__, past the miss's own).  The collection is started by the read's own allocation
     (the registered() snapshot, rebuilt after each registration): on
     CPython 3.11 in the middle of the outer read, on later versions (which
     collect between bytecodes) just after it; a free-threaded build decides
@@ -155,9 +155,11 @@ def test_a_gc_callback_reading_and_replacing_args_mid_read():
                 str(e); repr(e)
             elif state["mode"] == 1:
                 e.args = ("from gc",)
-            else:
+            elif state["mode"] == 2:
                 str(e)
                 e.__init__("from gc")
+            else:
+                LookupError.__init__(e, "from gc")
 
         def settle():
             pass
@@ -172,7 +174,7 @@ def test_a_gc_callback_reading_and_replacing_args_mid_read():
                                           [d.name for d in DType.registered()])
                 e = fresh("Flaot3", i)
                 SimpleDType("GcProbe" + str(i), bits=8, supertype=DType.Integer)
-                mode = state["mode"] = i % 3
+                mode = state["mode"] = i % 4
                 gc.collect()
                 keep = []           # one tracked allocation: the next collects
                 state["target"] = e

@@ -93,13 +93,23 @@ sw_miss_message(sw_state *st, PyObject *name, Py_ssize_t registered)
 /* Take the pending name (a new reference, or NULL once the message is made
  * or the args replaced) and the args it was raised with (borrowed, and
  * only compared later: the empty tuple, which the module state keeps
- * alive).  Called under the critical section. */
+ * alive).  Args already stored past this file (BaseException.__init__
+ * called directly, PyException_SetArgs) are final: the pending name is
+ * then moved to *stale_name (the caller releases it) and NULL returned.
+ * Called under the critical section. */
 static PyObject *
 sw_miss_pending_lock_held(sw_miss *m, Py_ssize_t *registered,
-                          PyObject **pending_args)
+                          PyObject **pending_args, PyObject **stale_name)
 {
+    PyObject *args = m->base.args;
+
+    if (m->name != NULL
+        && (args == NULL || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 0)) {
+        *stale_name = m->name;
+        SW_STORE_PTR(m->name, NULL);
+    }
     *registered = m->registered;
-    *pending_args = m->base.args;
+    *pending_args = args;
     return Py_XNewRef(m->name);
 }
 
@@ -114,6 +124,7 @@ sw_miss_publish_lock_held(sw_miss *m, PyObject **made, PyObject *pending_args,
                           PyObject **stale_args, PyObject **stale_name)
 {
     if (*made != NULL && m->name != NULL) {
+        assert(*stale_name == NULL);
         *stale_name = m->name;
         SW_STORE_PTR(m->name, NULL);
         if (m->base.args == pending_args) {
@@ -138,7 +149,8 @@ sw_miss_args(PyObject *self)
 
     if (SW_LOAD_PTR(m->name) != NULL) {
         Py_BEGIN_CRITICAL_SECTION(self);
-        name = sw_miss_pending_lock_held(m, &registered, &pending_args);
+        name = sw_miss_pending_lock_held(m, &registered, &pending_args,
+                                         &stale_name);
         Py_END_CRITICAL_SECTION();
     }
     if (name != NULL) {
@@ -313,7 +325,7 @@ static int
 sw_miss_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
     if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
-        PyErr_Format(PyExc_TypeError, "%.200s takes no keyword arguments",
+        PyErr_Format(PyExc_TypeError, "%.200s() takes no keyword arguments",
                      Py_TYPE(self)->tp_name);
         return -1;
     }
