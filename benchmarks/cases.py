@@ -209,7 +209,7 @@ def build_benches():
     ns = dict(
         D=D, S=S, f=f, i8=i8, fl=fl, any_=any_, nv=nvfp4,
         fn=D.from_name, sfn=S.from_name, reg=D.registered, sreg=S.registered,
-        k="Float32", m="NoSuchDType", mc="float32",
+        k="Float32", m="NoSuchDType", mc="float32", mr="Flaot32",
         get={n: d for n, d in zip(names, builtins_)}.get,
         d={n: d for n, d in zip(names, builtins_)},
         x=1, C=Plain, o=object(), K=Checked, ks=CheckedSub(),
@@ -253,6 +253,8 @@ def build_benches():
         assert ns["reconstruct"]("Float32", ns["fstruct"]) is f
 
     miss = "try:\n    {0}(m)\nexcept LookupError:\n    pass"
+    # A miss whose message is read: the suggestions are made then.
+    read = "try:\n    {0}({1})\nexcept LookupError as x_:\n    str(x_)"
     B = []
 
     def add(*a, **kw):
@@ -316,9 +318,15 @@ def build_benches():
          "D.from_name(k)", "E.from_name(k)", "floor.get"),
         ("from_name.miss", "from_name miss, nothing close, LookupError caught, pre-bound",
          miss.format("fn"), miss.format("efn"), "floor.get"),
-        ("from_name.miss_close", "from_name miss, 'float32' (suggests 'Float32'), pre-bound",
+        ("from_name.miss_close", "from_name miss, 'float32' (message not read), pre-bound",
          miss.format("fn").replace("(m)", "(mc)"),
          miss.format("efn").replace("(m)", "(mc)"), "floor.get"),
+        ("from_name.miss_read_case", "from_name miss and str() of it, 'float32' "
+         "(suggests 'Float32', equal ignoring case), pre-bound",
+         read.format("fn", "mc"), read.format("efn", "mc"), "floor.get"),
+        ("from_name.miss_read_close", "from_name miss and str() of it, 'Flaot32' "
+         "(suggests 'Float32' by similarity), pre-bound",
+         read.format("fn", "mr"), read.format("efn", "mr"), "floor.get"),
         ("from_name.narrowed", "SimpleDType.from_name('Float32'), pre-bound",
          "sfn(k)", None, "floor.get"),
         ("is_subtype_of.hit", "Float32.is_subtype_of(Any)",

@@ -531,17 +531,23 @@ def render_markdown(info, mode, argv, rows, reg, scale, memory, targets, by):
     L.append("### Lookup misses")
     L.append("")
     L.append("A hit costs %s ns (%.2fx `dict.get`): the lookup alone, because "
-             "suggestions are built only after a miss. A miss raises "
-             "`LookupError` with the closest registered names: %s ns when a "
-             "case-insensitive match is found (`'float32'`, which suggests "
-             "`'Float32'`), %s ns when nothing is close (`difflib` compares the "
-             "name with every candidate, at most %s of them on a large "
-             "registry). For comparison, a caught `KeyError` from a plain dict "
-             "costs %s ns (%.2fx `dict.get`)."
+             "suggestions are built only after a miss. A caught miss costs "
+             "%s ns (`'NoSuchDType'`) and %s ns (`'float32'`): the exception "
+             "records the name, and its message, with the closest registered "
+             "names, is made when it is first read. A miss and `str()` of it "
+             "cost %s ns when a name equal ignoring case is found "
+             "(`'float32'`, which suggests `'Float32'`) and %s ns when the "
+             "names are ranked by similarity (`'Flaot32'`: difflib's ratio, "
+             "computed in C against every candidate, at most %s of them on a "
+             "large registry). For comparison, a caught `KeyError` from a "
+             "plain dict costs %s ns (%.2fx `dict.get`)."
              % (fmt_ns(by["from_name.hit"].ns),
                 ratio(by, "from_name.hit", "floor.get"),
+                fmt_ns(by["from_name.miss"].ns),
                 fmt_ns(by["from_name.miss_close"].ns),
-                fmt_ns(by["from_name.miss"].ns), "{:,}".format(256 + 4096),
+                fmt_ns(by["from_name.miss_read_case"].ns),
+                fmt_ns(by["from_name.miss_read_close"].ns),
+                "{:,}".format(256 + 4096),
                 fmt_ns(by["ref.keyerror"].ns),
                 ratio(by, "ref.keyerror", "floor.get")))
     L.append("")

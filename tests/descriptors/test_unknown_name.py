@@ -1,5 +1,6 @@
 """A from_name miss: an UnknownNameError (a LookupError) whose message is
 formatted when first read, from the registry as it was at the miss."""
+import copy
 import io
 import pickle
 import traceback
@@ -8,7 +9,7 @@ import pytest
 
 from stride_weave import _dtypes
 from stride_weave.dtypes import DType, SimpleDType
-from support import unique_name
+from support import child_report, unique_name
 
 
 def miss(name, cls=DType):
@@ -73,7 +74,122 @@ def test_a_name_registered_after_its_own_miss_is_never_suggested_to_itself():
     assert DType.from_name(name).name == name
 
 
+def test_args_stored_past_the_miss_own_init_are_kept():
+    """LookupError.__init__ called directly (not the miss's own __init__)
+    stores args the miss then keeps: its message is never made over them."""
+    e = miss("float32")
+    LookupError.__init__(e, "stored", 2)
+    assert e.args == ("stored", 2)
+    assert str(e) == "('stored', 2)"
+    assert repr(e) == "UnknownNameError('stored', 2)"
+    assert pickle.loads(pickle.dumps(e)).args == ("stored", 2)
+
+
+def test_init_refuses_keywords_as_lookup_error_does_and_changes_nothing():
+    e = miss("float32")
+    with pytest.raises(TypeError) as info:
+        e.__init__("x", key=1)
+    with pytest.raises(TypeError) as plain:
+        LookupError().__init__("x", key=1)
+    assert str(info.value) == str(plain.value).replace(
+        "LookupError", "stride_weave._dtypes.UnknownNameError")
+    assert e.args == ("no descriptor is registered under the name 'float32'; "
+                      "did you mean 'Float32'?",)
+
+
+def test_attributes_and_notes_pickle_and_copy_with_the_message():
+    e = miss("float32")
+    e.detail = [1, 2]
+    e.add_note("while loading a checkpoint")
+    for twin in (pickle.loads(pickle.dumps(e)), copy.copy(e), copy.deepcopy(e)):
+        assert type(twin) is type(e) and twin.args == e.args
+        assert twin.detail == [1, 2]
+        assert twin.__notes__ == ["while loading a checkpoint"]
+    assert e.args[0].endswith("did you mean 'Float32'?")
+
+
 def test_kind_mismatch_is_still_a_plain_lookup_error():
     with pytest.raises(LookupError) as info:
         SimpleDType.from_name("Floating")
     assert type(info.value) is LookupError
+
+
+def test_suggestions_match_difflib_and_case_folding():
+    """The suggestions, chosen in C, are those support.miss computes with
+    difflib: on a registry of names that are near each other (case variants,
+    one- or two-character edits, non-ASCII letters with and without case,
+    long names of a few repeated letters, where difflib ignores a long
+    query's frequent letters), for queries made from them by more edits."""
+    report = child_report('''
+        import json, random
+        from hypothesis import given, settings, strategies as st
+        from stride_weave.dtypes import DType, SimpleDType
+        from support.miss import expected_message
+
+        rng = random.Random(20240611)
+        LETTERS = "abcxyzABCXYZ019_" + "\\u00e9\\u00c9\\u03a3\\u03c3\\u03c2\\u00df\\u1e9e\\u0130i\\U0001d518"
+
+        def edit(text, r, count):
+            text = list(text)
+            for _ in range(count):
+                op = r.randrange(4)
+                at = r.randrange(len(text) + 1)
+                if op == 0 or not text:
+                    text.insert(at, r.choice(LETTERS))
+                elif op == 1:
+                    text[min(at, len(text) - 1)] = r.choice(LETTERS)
+                elif op == 2:
+                    del text[min(at, len(text) - 1)]
+                else:
+                    i = min(at, len(text) - 1)
+                    text[i] = text[i].swapcase()
+            return "".join(text) or "x"
+
+        stems = ["".join(rng.choice(LETTERS) for _ in range(rng.randrange(2, 12)))
+                 for _ in range(40)]
+        stems += ["".join(rng.choice("ab") for _ in range(rng.randrange(180, 201)))
+                  for _ in range(6)]
+        names = []
+        for stem in stems:
+            for variant in [stem, stem.upper(), stem.lower(), stem.swapcase()] + [
+                    edit(stem, rng, rng.randrange(1, 3)) for _ in range(6)]:
+                if variant not in names and len(variant) <= 201:
+                    names.append(variant)
+        for name in names:
+            SimpleDType(name, bits=8, supertype=DType.Integer)
+        registered = [d.name for d in DType.registered()]
+        checked = []
+        wrong = []
+
+        def message_of(query):
+            try:
+                DType.from_name(query)
+            except LookupError as e:
+                return str(e)
+            return None
+
+        @settings(max_examples=1000, derandomize=True, deadline=None, database=None)
+        @given(st.sampled_from(names), st.integers(1, 3), st.integers(0, 2**32),
+               st.booleans())
+        def check(name, edits, seed, to_200):
+            query = edit(name, random.Random(seed), edits)
+            if to_200 and len(name) > 100:  # 200 characters: difflib's autojunk
+                query = (query + name)[:200]
+            got = message_of(query)
+            if got is None:
+                return      # a hit
+            checked.append(query)
+            if got != expected_message(query, registered):
+                wrong.append([query, got, expected_message(query, registered)])
+
+        check()
+        suggested = [q for q in checked if "did you mean" in expected_message(q, registered)]
+        three = [q for q in checked if expected_message(q, registered).count("'") >= 8]
+        print(json.dumps({"wrong": wrong[:3], "checked": len(checked),
+                          "suggested": len(suggested), "three": len(three),
+                          "long": sum(len(q) == 200 for q in suggested)}))
+    ''', timeout=600)
+    assert report["wrong"] == []
+    # the examples reach every kind of answer
+    assert report["checked"] > 800
+    assert report["suggested"] > 400 and report["three"] > 100 and report["long"] > 15

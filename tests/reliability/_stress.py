@@ -23,7 +23,13 @@ Every round releases ``--threads`` threads (default 16) together through a
 * ``block_scaled``: every thread registers a block-scaled format with the
   same element and levels under its own name: the first one wins, every
   other one is refused as a duplicate representation (``ValueError``) and
-  its name stays free.
+  its name stays free;
+* ``misses``: every thread reads one fresh lookup miss (``str``, ``repr``,
+  ``args``) whose name only the exception holds and whose message suggests
+  close registered names, while one thread replaces
+  its args (assignment or ``__init__``): each read is the one message or
+  the replacement, never the message after the replacement, and the miss
+  keeps the replacement.
 
 After every round, for ``DType`` and every model class: the names in
 ``registered()`` are unique, ``from_name(d.name) is d`` for each, the
@@ -341,12 +347,66 @@ def block_scaled(rnd, n, inv):
     return {"winners": 1, "losers": len(losers)}
 
 
+def misses(rnd, n, inv):
+    if rnd == 0:    # names close to every miss: its message suggests some
+        for k in range(50):
+            SimpleDType(f"{PREFIX}_near{k:02d}", bits=8, supertype=DType.Integer)
+    name = f"{PREFIX}_nearx{rnd}"
+
+    def fresh():
+        try:
+            DType.from_name("".join([PREFIX, "_nearx", str(rnd)]))   # a new str
+        except LookupError as e:
+            return e
+        raise AssertionError("from_name did not miss")
+
+    e = fresh()
+    mine = ("mine", rnd)
+
+    def work(i):
+        if i == 1:
+            if rnd % 2:
+                e.args = mine
+            else:
+                e.__init__(*mine)
+            return []
+        reads = []
+        for _ in range(3):
+            reads += [str(e), repr(e), e.args]
+        return reads
+
+    results = run_threads(n, work)
+    replaced = [str(mine), "UnknownNameError" + repr(mine), mine]
+    messages = {r for reads in results for r in reads[::3] if r != replaced[0]}
+    assert len(messages) <= 1, messages
+    message = messages.pop() if messages else None
+    if message is not None:
+        assert message.startswith(
+            f"no descriptor is registered under the name {name!r}; "
+            f"did you mean '{PREFIX}_near"), message
+    formatted = [message, f"UnknownNameError({message!r})", (message,)]
+    count = 0
+    for reads in results:
+        after = False
+        for k, value in enumerate(reads):
+            if value == replaced[k % 3]:
+                after = True
+                count += 1
+            else:
+                # the message, and never once the replacement was seen
+                assert not after and value == formatted[k % 3], reads
+    assert e.args == mine, e.args
+    inv.check()
+    return {"reads": sum(len(reads) for reads in results), "replaced": count}
+
+
 SCENARIOS = {
     "distinct": distinct,
     "same_name": same_name,
     "readers_writers": readers_writers,
     "subclasses": subclasses,
     "block_scaled": block_scaled,
+    "misses": misses,
 }
 
 

@@ -667,7 +667,7 @@ def test_measure_sees_a_leaked_reference():
 
 
 # What runs between the readings: lookup misses whose messages are read
-# (their suggestions reach difflib) and a rule validated, in a fresh
+# (their suggestions are chosen in C) and a rule validated, in a fresh
 # interpreter. CPython 3.11's type attribute cache keys its entries by the
 # name object's address and keeps the name: a name made for every lookup
 # would fill its 4096 entries, about 230 KB of strings, while the names the

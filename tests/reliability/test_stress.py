@@ -75,6 +75,12 @@ def test_same_block_scaled_structure_under_different_names_has_one_winner():
                       "losers": ROUNDS * (THREADS - 1)}
 
 
+def test_a_shared_miss_reads_one_message_or_the_replacement():
+    counts = run_scenario("misses")
+    assert counts["rounds"] == ROUNDS
+    assert counts["reads"] == ROUNDS * (THREADS - 1) * 9
+
+
 def test_the_invariant_checker_reports_a_snapshot_that_is_not_a_prefix():
     """The checker is not blind: the previous snapshot it holds, reversed, is
     not a prefix of the current one, and check() says so."""

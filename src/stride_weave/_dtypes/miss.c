@@ -10,95 +10,187 @@
  * and kept.  The suggestions are chosen among the names that were
  * registered when the miss happened (the registry only grows, so those are
  * the first entries of its registration order), so the message is the one
- * the miss would have had if it had been formatted then.
+ * the miss would have had if it had been formatted then.  Choosing them
+ * runs no Python code (suggest.c).
  *
- * Until it is read, the exception's C-level args are empty: every way
- * Python reads them (the args attribute, __str__, __repr__, __reduce__)
- * formats first.
+ * Until it is read, the exception's args are empty: every way Python
+ * reads them (the args attribute, __str__, __repr__, __reduce__) formats
+ * first, and all of them, with the ways to replace them (the args setter,
+ * __init__), are this file's own, so each takes and replaces the args
+ * under the exception's critical section and holds what it reads.
+ *
+ * Making the message can still run Python code (a garbage collection
+ * started by an allocation runs finalizers and gc callbacks, which may
+ * read the same miss or replace its args), and on a free-threaded build
+ * other threads read it at the same time.  So the message is made from a
+ * strong reference to the name, outside any lock, and published only if
+ * the miss is still unformatted and its args untouched (re-checked under
+ * the critical section): the first to publish wins, a later result is
+ * dropped, args that Python code stored meanwhile are kept, and every
+ * reference is released once, after the exception is consistent again.
  */
 #include "registry.h"
 #include "state.h"
 
 typedef struct {
     PyBaseExceptionObject base;
-    PyObject *name;         /* the exact str looked up; NULL once the
-                               message is made (or for an instance made
-                               from Python, which has its args) */
+    PyObject *name;         /* the exact str looked up, while the message
+                               is not made; NULL once it is made or the
+                               args were replaced (and for an instance made
+                               from Python, which has its args).  Goes from
+                               a name to NULL only, under the critical
+                               section; read alone with SW_LOAD_PTR. */
     Py_ssize_t registered;  /* descriptors registered at the miss */
 } sw_miss;
 
-/* The message of a miss on `name` (new reference).  A failure while
- * looking for suggestions (out of memory, difflib unavailable, the graph
- * finalized) drops them, never the message. */
+/* The message of a miss on `name` (new reference), or NULL with an
+ * exception.  The caller owns `name`: rebuilding the registry's snapshot
+ * allocates, and so may start a collection that runs Python code. */
 static PyObject *
 sw_miss_message(sw_state *st, PyObject *name, Py_ssize_t registered)
 {
-    PyObject *matches = NULL, *message;
-    Py_ssize_t n = 0;
+    PyObject *near[SW_SUGGEST_COUNT] = {NULL};
+    PyObject *message = NULL;
+    Py_ssize_t i, n = 0;
 
-    if (st != NULL && sw_state_check(st) == 0) {
-        matches = sw_registry_close_names(st, name, registered);
-    }
-    if (matches == NULL) {
-        PyErr_Clear();
-    }
-    else {
-        n = PyList_GET_SIZE(matches);
-    }
-    if (n == 1) {
-        message = PyUnicode_FromFormat(
-            "no descriptor is registered under the name %R; "
-            "did you mean %R?", name, PyList_GET_ITEM(matches, 0));
-    }
-    else if (n == 2) {
-        message = PyUnicode_FromFormat(
-            "no descriptor is registered under the name %R; "
-            "did you mean %R or %R?", name,
-            PyList_GET_ITEM(matches, 0), PyList_GET_ITEM(matches, 1));
-    }
-    else if (n >= 3) {
-        message = PyUnicode_FromFormat(
-            "no descriptor is registered under the name %R; "
-            "did you mean %R, %R or %R?", name,
-            PyList_GET_ITEM(matches, 0), PyList_GET_ITEM(matches, 1),
-            PyList_GET_ITEM(matches, 2));
+    if (sw_state_check(st) == 0) {
+        n = sw_registry_close_names(&st->registry, name, registered, near);
+        if (n < 0) {
+            return NULL;
+        }
     }
     else {
+        PyErr_Clear();      /* finalized: no suggestions, still a message */
+    }
+    /* %R of an exact str runs no user code. */
+    switch (n) {
+    case 0:
         message = PyUnicode_FromFormat(
             "no descriptor is registered under the name %R", name);
+        break;
+    case 1:
+        message = PyUnicode_FromFormat(
+            "no descriptor is registered under the name %R; "
+            "did you mean %R?", name, near[0]);
+        break;
+    case 2:
+        message = PyUnicode_FromFormat(
+            "no descriptor is registered under the name %R; "
+            "did you mean %R or %R?", name, near[0], near[1]);
+        break;
+    default:
+        message = PyUnicode_FromFormat(
+            "no descriptor is registered under the name %R; "
+            "did you mean %R, %R or %R?", name, near[0], near[1], near[2]);
+        break;
     }
-    Py_XDECREF(matches);
+    for (i = 0; i < n; i++) {
+        Py_DECREF(near[i]);     /* a registered name: the registry holds it */
+    }
     return message;
 }
 
-/* Make the message and store it as args (once): 0, or -1 with an
- * exception.  Free-threaded builds: two readers of one exception format
- * it under its critical section, so one message is kept. */
-static int
-sw_miss_format(PyObject *self)
+/* Take the pending name (a new reference, or NULL once the message is made
+ * or the args replaced) and the args it was raised with (borrowed, and
+ * only compared later: the empty tuple, which the module state keeps
+ * alive).  Args already stored past this file (BaseException.__init__
+ * called directly, PyException_SetArgs) are final: the pending name is
+ * then moved to *stale_name (the caller releases it) and NULL returned.
+ * Called under the critical section. */
+static PyObject *
+sw_miss_pending_lock_held(sw_miss *m, Py_ssize_t *registered,
+                          PyObject **pending_args, PyObject **stale_name)
 {
-    sw_miss *m = (sw_miss *)self;
-    PyObject *name, *message, *args;
-    int status = 0;
+    PyObject *args = m->base.args;
 
-    Py_BEGIN_CRITICAL_SECTION(self);
-    name = m->name;
-    if (name != NULL) {
-        message = sw_miss_message(sw_state_of_type(Py_TYPE(self)), name,
-                                  m->registered);
-        args = message ? PyTuple_Pack(1, message) : NULL;
-        Py_XDECREF(message);
-        if (args == NULL) {
-            status = -1;
-        }
-        else {
-            Py_XSETREF(m->base.args, args);
-            m->name = NULL;
-            Py_DECREF(name);
+    if (m->name != NULL
+        && (args == NULL || !PyTuple_Check(args) || PyTuple_GET_SIZE(args) != 0)) {
+        *stale_name = m->name;
+        SW_STORE_PTR(m->name, NULL);
+    }
+    *registered = m->registered;
+    *pending_args = args;
+    return Py_XNewRef(m->name);
+}
+
+/* Publish `*made` as the args if the miss is still unformatted and its
+ * args are still `pending_args` (nothing replaced them while the message
+ * was made); either way the pending name is dropped, since the args are
+ * now final.  What the miss no longer holds is moved to *stale_args and
+ * *stale_name (the caller releases it, after the critical section), the
+ * args are returned (new reference).  Called under the critical section. */
+static PyObject *
+sw_miss_publish_lock_held(sw_miss *m, PyObject **made, PyObject *pending_args,
+                          PyObject **stale_args, PyObject **stale_name)
+{
+    if (*made != NULL && m->name != NULL) {
+        assert(*stale_name == NULL);
+        *stale_name = m->name;
+        SW_STORE_PTR(m->name, NULL);
+        if (m->base.args == pending_args) {
+            *stale_args = m->base.args;
+            m->base.args = *made;
+            *made = NULL;
         }
     }
+    /* NULL only after BaseException's tp_clear: read as no args. */
+    return m->base.args != NULL ? Py_NewRef(m->base.args) : PyTuple_New(0);
+}
+
+/* The args of `self` (new reference), its message made first if it is
+ * still pending; NULL with an exception. */
+static PyObject *
+sw_miss_args(PyObject *self)
+{
+    sw_miss *m = (sw_miss *)self;
+    PyObject *name = NULL, *made = NULL, *message, *args;
+    PyObject *pending_args = NULL, *stale_args = NULL, *stale_name = NULL;
+    Py_ssize_t registered = 0;
+
+    if (SW_LOAD_PTR(m->name) != NULL) {
+        Py_BEGIN_CRITICAL_SECTION(self);
+        name = sw_miss_pending_lock_held(m, &registered, &pending_args,
+                                         &stale_name);
+        Py_END_CRITICAL_SECTION();
+    }
+    if (name != NULL) {
+        /* May run Python code (a collection): `name` is our own. */
+        message = sw_miss_message(sw_state_of_type(Py_TYPE(self)), name,
+                                  registered);
+        made = message != NULL ? PyTuple_Pack(1, message) : NULL;
+        Py_XDECREF(message);
+        if (made == NULL) {
+            Py_DECREF(name);
+            return NULL;
+        }
+    }
+    Py_BEGIN_CRITICAL_SECTION(self);
+    args = sw_miss_publish_lock_held(m, &made, pending_args, &stale_args,
+                                     &stale_name);
     Py_END_CRITICAL_SECTION();
-    return status;
+    /* The miss is consistent: release what it, or this read, let go. */
+    Py_XDECREF(made);
+    Py_XDECREF(stale_args);
+    Py_XDECREF(stale_name);
+    Py_XDECREF(name);
+    return args;
+}
+
+/* Replace the args with `args` (stolen) and drop the pending name. */
+static void
+sw_miss_replace_args(PyObject *self, PyObject *args)
+{
+    sw_miss *m = (sw_miss *)self;
+    PyObject *stale_args, *stale_name;
+
+    Py_BEGIN_CRITICAL_SECTION(self);
+    stale_name = m->name;
+    SW_STORE_PTR(m->name, NULL);
+    stale_args = m->base.args;
+    m->base.args = args;
+    Py_END_CRITICAL_SECTION();
+    Py_XDECREF(stale_args);
+    Py_XDECREF(stale_name);
 }
 
 /* Raise the miss of the exact str `name` (always returns NULL). */
@@ -139,62 +231,81 @@ sw_miss_find(sw_state *st, PyObject *name)
 
 /* ---- the exception type --------------------------------------------------- */
 
-/* What BaseException does with these, after the message is made. */
+/* BaseException's __str__, __repr__, __reduce__, args and __init__, on
+ * args this file made or stored, read as a new reference. */
 
 static PyObject *
 sw_miss_str(PyObject *self)
 {
-    if (sw_miss_format(self) < 0) {
+    PyObject *args = sw_miss_args(self), *result;
+
+    if (args == NULL) {
         return NULL;
     }
-    return ((PyTypeObject *)PyExc_BaseException)->tp_str(self);
+    switch (PyTuple_GET_SIZE(args)) {
+    case 0:
+        result = PyUnicode_FromString("");
+        break;
+    case 1:
+        result = PyObject_Str(PyTuple_GET_ITEM(args, 0));   /* held by args */
+        break;
+    default:
+        result = PyObject_Str(args);
+        break;
+    }
+    Py_DECREF(args);
+    return result;
 }
 
 static PyObject *
 sw_miss_repr(PyObject *self)
 {
-    if (sw_miss_format(self) < 0) {
+    PyObject *args = sw_miss_args(self), *result;
+    const char *name = strrchr(Py_TYPE(self)->tp_name, '.');
+
+    if (args == NULL) {
         return NULL;
     }
-    return ((PyTypeObject *)PyExc_BaseException)->tp_repr(self);
+    name = name != NULL ? name + 1 : Py_TYPE(self)->tp_name;
+    if (PyTuple_GET_SIZE(args) == 1) {
+        result = PyUnicode_FromFormat("%s(%R)", name, PyTuple_GET_ITEM(args, 0));
+    }
+    else {
+        result = PyUnicode_FromFormat("%s%R", name, args);
+    }
+    Py_DECREF(args);
+    return result;
 }
 
 static PyObject *
 sw_miss_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
-    sw_state *st = sw_state_of_type(Py_TYPE(self));
-    PyObject *reduce, *result;
+    PyObject *args = sw_miss_args(self), *dict, *result;
 
-    if (sw_miss_format(self) < 0) {
+    if (args == NULL) {
         return NULL;
     }
-    /* The state's name, or a new one once the state is released (late
-     * finalizers at shutdown). */
-    reduce = st != NULL && st->idents[SW_IDENT_REDUCE] != NULL
-        ? PyObject_GetAttr(PyExc_BaseException, st->idents[SW_IDENT_REDUCE])
-        : PyObject_GetAttrString(PyExc_BaseException, "__reduce__");
-    if (reduce == NULL) {
-        return NULL;
-    }
-    result = PyObject_CallOneArg(reduce, self);
-    Py_DECREF(reduce);
+    Py_BEGIN_CRITICAL_SECTION(self);
+    dict = Py_XNewRef(((sw_miss *)self)->base.dict);
+    Py_END_CRITICAL_SECTION();
+    result = dict != NULL ? PyTuple_Pack(3, Py_TYPE(self), args, dict)
+                          : PyTuple_Pack(2, Py_TYPE(self), args);
+    Py_XDECREF(dict);
+    Py_DECREF(args);
     return result;
 }
 
 static PyObject *
 sw_miss_get_args(PyObject *self, void *Py_UNUSED(closure))
 {
-    if (sw_miss_format(self) < 0) {
-        return NULL;
-    }
-    return Py_NewRef(((sw_miss *)self)->base.args);
+    return sw_miss_args(self);
 }
 
-/* As BaseException's setter; the message is not made (it is replaced). */
+/* The message is not made: it is replaced. */
 static int
 sw_miss_set_args(PyObject *self, PyObject *value, void *Py_UNUSED(closure))
 {
-    PyObject *args, *name;
+    PyObject *args;
 
     if (value == NULL) {
         PyErr_SetString(PyExc_TypeError, "args may not be deleted");
@@ -204,28 +315,22 @@ sw_miss_set_args(PyObject *self, PyObject *value, void *Py_UNUSED(closure))
     if (args == NULL) {
         return -1;
     }
-    Py_BEGIN_CRITICAL_SECTION(self);
-    name = ((sw_miss *)self)->name;
-    ((sw_miss *)self)->name = NULL;
-    Py_XSETREF(((sw_miss *)self)->base.args, args);
-    Py_END_CRITICAL_SECTION();
-    Py_XDECREF(name);
+    sw_miss_replace_args(self, args);
     return 0;
 }
 
-/* Calling __init__ again sets args (BaseException.__init__): from then
- * on they are what it was given. */
+/* Calling __init__ again sets args: from then on they are what it was
+ * given. */
 static int
 sw_miss_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    PyObject *name;
-
-    Py_BEGIN_CRITICAL_SECTION(self);
-    name = ((sw_miss *)self)->name;
-    ((sw_miss *)self)->name = NULL;
-    Py_END_CRITICAL_SECTION();
-    Py_XDECREF(name);
-    return ((PyTypeObject *)PyExc_LookupError)->tp_init(self, args, kwds);
+    if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
+        PyErr_Format(PyExc_TypeError, "%.200s() takes no keyword arguments",
+                     Py_TYPE(self)->tp_name);
+        return -1;
+    }
+    sw_miss_replace_args(self, Py_NewRef(args));
+    return 0;
 }
 
 static int

@@ -161,180 +161,48 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
     return found;
 }
 
-/* Suggestions for a name that is not registered.  Only reading a miss's
- * message computes them (miss.c), from the cached registered() snapshot (taken
- * under the registry lock by sw_registry_snapshot, read here without it).
- * Bounded work on a huge registry: the candidates are the first
- * SW_SUGGEST_HEAD registered names (the built-ins come first) and the
- * SW_SUGGEST_TAIL most recent ones; names longer than SW_SUGGEST_MAX_LENGTH
- * are neither matched nor suggested. */
+/* The names a miss on the exact str `name` suggests among the first
+ * `registered` names of the registry (the registry as it was when that
+ * many were registered; it only grows): suggest.c chooses them, from the
+ * cached registered() snapshot (taken under the registry lock by
+ * sw_registry_snapshot, read here without it: a tuple, owned here, of
+ * descriptors whose names never change).  Bounded work on a huge
+ * registry: the candidates are the first SW_SUGGEST_HEAD registered names
+ * (the built-ins come first) and the SW_SUGGEST_TAIL most recent ones.
+ * Stores up to SW_SUGGEST_COUNT new references in out and returns how
+ * many (none once the registry is finalized), or -1 with an exception. */
 #define SW_SUGGEST_HEAD 256
 #define SW_SUGGEST_TAIL 4096
-#define SW_SUGGEST_MAX_LENGTH 200
-#define SW_SUGGEST_COUNT 3
 
-/* Case-insensitive equality of two exact str, as str.casefold() compares
- * them; ASCII pairs (the usual case) are compared here without calling
- * casefold().  1 if equal, 0 if not, -1 with an exception on error. */
-static int
-sw_registry_same_ignoring_case(sw_state *st, PyObject *a, PyObject *folded_a,
-                               PyObject *b)
+Py_ssize_t
+sw_registry_close_names(sw_registry *r, PyObject *name, Py_ssize_t registered,
+                        PyObject **out)
 {
-    PyObject *folded_b;
-    int same;
+    PyObject *all;
+    Py_ssize_t i, n, found;
+    sw_suggest suggest;
 
-    if (PyUnicode_IS_ASCII(a) && PyUnicode_IS_ASCII(b)) {
-        Py_ssize_t i, n = PyUnicode_GET_LENGTH(a);
-        const Py_UCS1 *x = PyUnicode_1BYTE_DATA(a), *y = PyUnicode_1BYTE_DATA(b);
-
-        if (PyUnicode_GET_LENGTH(b) != n) {
-            return 0;
-        }
-        for (i = 0; i < n; i++) {
-            if (Py_TOLOWER(x[i]) != Py_TOLOWER(y[i])) {
-                return 0;
-            }
-        }
-        return 1;
+    if (r->by_name == NULL) {
+        return 0;   /* finalized (late finalizers at shutdown) */
     }
-    /* Exact str: casefold and the comparison run no user code. */
-    folded_b = PyObject_CallMethodNoArgs(b, st->idents[SW_IDENT_CASEFOLD]);
-    if (folded_b == NULL) {
-        return -1;
-    }
-    same = PyUnicode_Compare(folded_a, folded_b) == 0;
-    Py_DECREF(folded_b);
-    return PyErr_Occurred() ? -1 : same;
-}
-
-/* The query's characters, counted in SW_SUGGEST_BUCKETS buckets (code
- * point modulo the bucket count). */
-#define SW_SUGGEST_BUCKETS 64
-#define SW_SUGGEST_CUTOFF_TENTHS 6   /* difflib's default cutoff, 0.6 */
-
-/* 0 when `candidate` cannot reach difflib's cutoff against the query whose
- * character counts are `hist` and length `qlen`, else 1.  The test is an
- * upper bound of difflib's quick_ratio() (characters in common, counted per
- * bucket, so never fewer than the exact count), which bounds ratio(): a
- * candidate it rejects is never a close match, so filtering changes no
- * suggestion, only the work difflib does. */
-static int
-sw_registry_may_be_close(const Py_ssize_t *hist, Py_ssize_t qlen, PyObject *candidate)
-{
-    Py_ssize_t avail[SW_SUGGEST_BUCKETS];
-    Py_ssize_t i, clen = PyUnicode_GET_LENGTH(candidate), common = 0;
-    int kind = PyUnicode_KIND(candidate);
-    const void *data = PyUnicode_DATA(candidate);
-    Py_ssize_t total = qlen + clen;
-
-    if (total == 0) {
-        return 1;
-    }
-    /* real_quick_ratio: 2 * min(len) / total */
-    if (2 * Py_MIN(qlen, clen) * 10 < SW_SUGGEST_CUTOFF_TENTHS * total) {
-        return 0;
-    }
-    memcpy(avail, hist, sizeof(avail));
-    for (i = 0; i < clen; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i) % SW_SUGGEST_BUCKETS;
-        if (avail[c] > 0) {
-            avail[c]--;
-            common++;
-        }
-    }
-    return 2 * common * 10 >= SW_SUGGEST_CUTOFF_TENTHS * total;
-}
-
-/* A new list of up to SW_SUGGEST_COUNT names among the first `registered`
- * names of `st`'s registry (the registry as it was when that many were
- * registered) close to the exact str `name`: those equal to it ignoring
- * case, or else difflib's closest matches.  `name` itself is never
- * suggested (it may have been registered since).  NULL with an exception
- * on error. */
-PyObject *
-sw_registry_close_names(sw_state *st, PyObject *name, Py_ssize_t registered)
-{
-    sw_registry *r = &st->registry;
-    PyObject *all, *candidates = NULL, *folded = NULL, *matches = NULL;
-    PyObject *difflib = NULL, *closest = NULL;
-    Py_ssize_t hist[SW_SUGGEST_BUCKETS] = {0};
-    Py_ssize_t i, n, qlen = PyUnicode_GET_LENGTH(name);
-
     all = sw_registry_snapshot(r, NULL);
     if (all == NULL) {
-        return NULL;
+        return -1;
     }
-    matches = PyList_New(0);
-    candidates = PyList_New(0);
-    if (matches == NULL || candidates == NULL) {
-        goto error;
-    }
-    if (qlen > SW_SUGGEST_MAX_LENGTH) {
-        goto done;
-    }
-    folded = PyObject_CallMethodNoArgs(name, st->idents[SW_IDENT_CASEFOLD]);
-    if (folded == NULL) {
-        goto error;
-    }
-    for (i = 0; i < qlen; i++) {
-        hist[PyUnicode_READ_CHAR(name, i) % SW_SUGGEST_BUCKETS]++;
-    }
+    /* From here to sw_suggest_finish nothing runs Python code: the names
+     * offered, borrowed from `all`, stay alive. */
+    sw_suggest_start(&suggest, name);
     n = Py_MIN(PyTuple_GET_SIZE(all), registered);
     for (i = 0; i < n; i++) {
-        PyObject *candidate;
-        int same;
-
         if (i == SW_SUGGEST_HEAD && n - SW_SUGGEST_TAIL > i) {
             i = n - SW_SUGGEST_TAIL;   /* skip the middle of a huge registry */
         }
-        candidate = ((sw_descriptor *)PyTuple_GET_ITEM(all, i))->name;
-        if (PyUnicode_GET_LENGTH(candidate) > SW_SUGGEST_MAX_LENGTH
-            || PyUnicode_Compare(candidate, name) == 0) {
-            continue;   /* exact str: the comparison runs no user code */
-        }
-        same = sw_registry_same_ignoring_case(st, name, folded, candidate);
-        if (same < 0) {
-            goto error;
-        }
-        if (same) {
-            if (PyList_GET_SIZE(matches) < SW_SUGGEST_COUNT
-                && PyList_Append(matches, candidate) < 0) {
-                goto error;
-            }
-        }
-        else if (PyList_GET_SIZE(matches) == 0
-                 && sw_registry_may_be_close(hist, qlen, candidate)
-                 && PyList_Append(candidates, candidate) < 0) {
-            goto error;
-        }
+        sw_suggest_offer(&suggest,
+                         ((sw_descriptor *)PyTuple_GET_ITEM(all, i))->name);
     }
-    if (PyList_GET_SIZE(matches) == 0 && PyList_GET_SIZE(candidates) > 0) {
-        difflib = PyImport_ImportModule("difflib");
-        if (difflib == NULL) {
-            goto error;
-        }
-        closest = PyObject_GetAttr(difflib,
-                                   st->idents[SW_IDENT_GET_CLOSE_MATCHES]);
-        if (closest == NULL) {
-            goto error;
-        }
-        Py_SETREF(matches, PyObject_CallFunction(closest, "OOid", name,
-                                                 candidates, SW_SUGGEST_COUNT,
-                                                 SW_SUGGEST_CUTOFF_TENTHS / 10.0));
-        if (matches == NULL || !PyList_CheckExact(matches)) {
-            goto error;
-        }
-    }
-    goto done;
-error:
-    Py_CLEAR(matches);
-done:
-    Py_XDECREF(closest);
-    Py_XDECREF(difflib);
-    Py_XDECREF(folded);
-    Py_XDECREF(candidates);
+    found = sw_suggest_finish(&suggest, out);
     Py_DECREF(all);
-    return matches;
+    return found;
 }
 
 /* How many descriptors are registered: the registration order's length,

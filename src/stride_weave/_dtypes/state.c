@@ -24,14 +24,11 @@ static const char *const sw_state_ident_text[SW_IDENT_COUNT] = {
     [SW_IDENT_FROM_NAME] = "from_name",
     [SW_IDENT_REGISTERED] = "registered",
     [SW_IDENT_STRUCTURE_EXTENSION] = "structure_extension",
-    [SW_IDENT_CASEFOLD] = "casefold",
-    [SW_IDENT_GET_CLOSE_MATCHES] = "get_close_matches",
     [SW_IDENT_LOGICAL_DTYPE] = "logical_dtype",
     [SW_IDENT_LOGICAL_SIZE] = "logical_size",
     [SW_IDENT_LEVEL_SHAPES] = "level_shapes",
     [SW_IDENT_ADJACENT_LAYOUTS] = "adjacent_layouts",
     [SW_IDENT_UNIFORM_PREIMAGE_EXTENT] = "uniform_preimage_extent",
-    [SW_IDENT_REDUCE] = "__reduce__",
 };
 
 /* Fill dst[0..count) with the interned strings of texts[0..count)

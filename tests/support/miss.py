@@ -1,0 +1,51 @@
+"""What a lookup miss says, computed independently of the extension.
+
+`expected_message` is the message of the ``UnknownNameError`` raised by
+``from_name(name)`` when the registered names were ``registered`` (in
+registration order), as docs/design.md describes it: the names equal to the
+query ignoring case (each character compared after its Unicode lowercase
+mapping), else ``difflib.get_close_matches`` with its defaults (at most 3,
+ratio at least 0.6, best first); the first 256 and the latest 4096
+registered names are the candidates, names longer than 200 characters are
+neither matched nor suggested, and the query itself is never suggested.
+The extension computes this in C; ``difflib`` here is the reference it is
+checked against.
+"""
+import difflib
+
+HEAD, TAIL, MAX_LENGTH, COUNT, CUTOFF = 256, 4096, 200, 3, 0.6
+
+
+def fold(text):
+    """``text`` with each character replaced by the first character of its
+    lowercase mapping (the simple mapping, as C's ``Py_UNICODE_TOLOWER``)."""
+    return "".join(c.lower()[0] for c in text)
+
+
+def close_names(name, registered):
+    """The names a miss on ``name`` suggests among ``registered``."""
+    if len(name) > MAX_LENGTH:
+        return []
+    registered = list(registered)
+    if len(registered) > HEAD + TAIL:
+        registered = registered[:HEAD] + registered[-TAIL:]
+    candidates = [n for n in registered if len(n) <= MAX_LENGTH and n != name]
+    folded = fold(name)
+    same = [n for n in candidates if len(n) == len(name) and fold(n) == folded]
+    return same[:COUNT] or difflib.get_close_matches(name, candidates, COUNT, CUTOFF)
+
+
+def miss_message(name, suggested=()):
+    """The message of a miss on ``name`` suggesting ``suggested``."""
+    text = f"no descriptor is registered under the name {name!r}"
+    names = [repr(s) for s in suggested]
+    if names:
+        text += "; did you mean " + (
+            names[0] if len(names) == 1
+            else ", ".join(names[:-1]) + " or " + names[-1]) + "?"
+    return text
+
+
+def expected_message(name, registered):
+    """The message of a miss on ``name`` with ``registered`` registered."""
+    return miss_message(name, close_names(name, registered))
