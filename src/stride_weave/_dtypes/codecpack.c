@@ -1,0 +1,175 @@
+/* codecpack.c: sub-byte packing, codes into a bit stream and back.
+ *
+ * Owns the one bit order every packed plane uses, DLPack's: element i
+ * occupies bits [i*b, (i+1)*b) of the little-endian bit stream.  For 4-bit
+ * formats the first element is the low nibble (as torch's
+ * float4_e2m1fn_x2, ONNX and OCP); 6-bit formats put 4 elements in 3
+ * bytes.  A count that does not fill the last byte pads it with zero bits.
+ * Codes are masked to b bits on the way in (garbage above them is
+ * ignored) and come out masked.
+ *
+ * Pure C: no PyObject, no PyErr.
+ */
+#include "codec.h"
+
+#include <string.h>
+
+/* The number of bytes `length` codes of `bits` bits take (the caller has
+ * checked that length * bits does not overflow). */
+size_t
+sw_codec_row_bytes(int bits, size_t length)
+{
+    return (length / 8) * (size_t)bits + ((length % 8) * (size_t)bits + 7) / 8;
+}
+
+static inline uint64_t
+sw_codecpack_load(const void *codes, int size, size_t i)
+{
+    uint8_t b;
+    uint16_t h;
+    uint32_t w;
+    uint64_t q;
+
+    switch (size) {
+    case 1:
+        memcpy(&b, (const char *)codes + i, 1);
+        return b;
+    case 2:
+        memcpy(&h, (const char *)codes + 2 * i, 2);
+        return h;
+    case 4:
+        memcpy(&w, (const char *)codes + 4 * i, 4);
+        return w;
+    default:
+        memcpy(&q, (const char *)codes + 8 * i, 8);
+        return q;
+    }
+}
+
+static inline void
+sw_codecpack_store(void *codes, int size, size_t i, uint64_t v)
+{
+    uint8_t b = (uint8_t)v;
+    uint16_t h = (uint16_t)v;
+    uint32_t w = (uint32_t)v;
+
+    switch (size) {
+    case 1:
+        memcpy((char *)codes + i, &b, 1);
+        break;
+    case 2:
+        memcpy((char *)codes + 2 * i, &h, 2);
+        break;
+    case 4:
+        memcpy((char *)codes + 4 * i, &w, 4);
+        break;
+    default:
+        memcpy((char *)codes + 8 * i, &v, 8);
+        break;
+    }
+}
+
+void
+sw_codec_pack(const void *codes, int code_size, int bits, size_t n,
+              unsigned char *out)
+{
+    const unsigned char *c = (const unsigned char *)codes;
+    uint64_t mask = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
+    size_t i, nbytes = sw_codec_row_bytes(bits, n);
+
+    if (bits == 4 && code_size == 1) {
+        for (i = 0; i + 1 < n; i += 2) {
+            out[i / 2] = (unsigned char)((c[i] & 0x0F) | ((c[i + 1] & 0x0F) << 4));
+        }
+        if (n % 2) {
+            out[n / 2] = (unsigned char)(c[n - 1] & 0x0F);
+        }
+        return;
+    }
+    if (bits == 6 && code_size == 1) {
+        for (i = 0; i + 3 < n; i += 4) {
+            uint32_t v = (uint32_t)(c[i] & 0x3F) | ((uint32_t)(c[i + 1] & 0x3F) << 6)
+                         | ((uint32_t)(c[i + 2] & 0x3F) << 12)
+                         | ((uint32_t)(c[i + 3] & 0x3F) << 18);
+            out[i / 4 * 3] = (unsigned char)v;
+            out[i / 4 * 3 + 1] = (unsigned char)(v >> 8);
+            out[i / 4 * 3 + 2] = (unsigned char)(v >> 16);
+        }
+        if (i < n) {
+            uint32_t v = 0;
+            size_t j;
+            for (j = i; j < n; j++) {
+                v |= (uint32_t)(c[j] & 0x3F) << (6 * (j - i));
+            }
+            for (j = i / 4 * 3; j < nbytes; j++) {
+                out[j] = (unsigned char)(v >> (8 * (j - i / 4 * 3)));
+            }
+        }
+        return;
+    }
+    if (bits == 8 && code_size == 1) {
+        memcpy(out, codes, n);
+        return;
+    }
+    memset(out, 0, nbytes);
+    for (i = 0; i < n; i++) {
+        uint64_t v = sw_codecpack_load(codes, code_size, i) & mask;
+        uint64_t pos = (uint64_t)i * (uint64_t)bits;
+        int k = 0;
+
+        while (k < bits) {
+            int off = (int)(pos % 8), take = 8 - off;
+            if (take > bits - k) {
+                take = bits - k;
+            }
+            out[pos / 8] |= (unsigned char)(((v >> k) & ((1u << take) - 1)) << off);
+            pos += (uint64_t)take;
+            k += take;
+        }
+    }
+}
+
+void
+sw_codec_unpack(const unsigned char *data, int bits, size_t n, void *codes,
+                int code_size)
+{
+    unsigned char *c = (unsigned char *)codes;
+    size_t i;
+
+    if (bits == 4 && code_size == 1) {
+        for (i = 0; i < n; i++) {
+            c[i] = (unsigned char)((data[i / 2] >> (4 * (i % 2))) & 0x0F);
+        }
+        return;
+    }
+    if (bits == 6 && code_size == 1) {
+        for (i = 0; i < n; i++) {
+            size_t bit = i * 6;
+            unsigned v = data[bit / 8] >> (bit % 8);
+            if (bit % 8 > 2) {
+                v |= (unsigned)data[bit / 8 + 1] << (8 - bit % 8);
+            }
+            c[i] = (unsigned char)(v & 0x3F);
+        }
+        return;
+    }
+    if (bits == 8 && code_size == 1) {
+        memcpy(codes, data, n);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t v = 0, pos = (uint64_t)i * (uint64_t)bits;
+        int k = 0;
+
+        while (k < bits) {
+            int off = (int)(pos % 8), take = 8 - off;
+            if (take > bits - k) {
+                take = bits - k;
+            }
+            v |= (uint64_t)((data[pos / 8] >> off) & ((1u << take) - 1)) << k;
+            pos += (uint64_t)take;
+            k += take;
+        }
+        sw_codecpack_store(codes, code_size, i, v);
+    }
+}
