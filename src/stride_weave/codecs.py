@@ -337,3 +337,291 @@ def unpack(data: Any, dtype: SimpleDType, count: int) -> np.ndarray:
     out = np.empty(count, dtype=_code_dtype(dtype.bits))
     _dtypes._codec_unpack(data, out, dtype, count)
     return out
+
+
+# ---- block-scaled --------------------------------------------------------------------
+
+def _block_dtype(func: str, dtype: object) -> BlockScaledDType:
+    if not isinstance(dtype, BlockScaledDType):
+        raise TypeError(f"{func}: dtype must be a BlockScaledDType, got {dtype!r}")
+    return dtype
+
+
+def _shape(func: str, shape: object) -> tuple[int, ...]:
+    if isinstance(shape, int) and not isinstance(shape, bool):
+        shape = (shape,)
+    if not isinstance(shape, Sequence) or isinstance(shape, (str, bytes)):
+        raise TypeError(f"{func}: shape must be a sequence of ints, got "
+                        f"{type(shape).__name__}")
+    result = []
+    for extent in shape:
+        if isinstance(extent, bool):
+            raise TypeError(f"{func}: shape must hold ints, got {extent!r}")
+        value = operator.index(extent)
+        if value < 0:
+            raise ValueError(f"{func}: shape must hold non-negative ints, got {value}")
+        result.append(int(value))
+    return tuple(result)
+
+
+def _axis(func: str, axis: object, ndim: int) -> int:
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"{func}: axis must be an int, got {type(axis).__name__}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{func}: axis {axis} is out of range for {ndim} dimensions")
+    return int(axis) % ndim
+
+
+def _whole_only(dtype: BlockScaledDType) -> bool:
+    return dtype.levels[0].block is Whole
+
+
+def _rows(func: str, dtype: BlockScaledDType, shape: tuple[int, ...],
+          axis: object) -> tuple[int, tuple[int, ...], int, int]:
+    """(axis, the other extents, rows, length) of the blocked layout."""
+    if _whole_only(dtype):
+        total = 1
+        for extent in shape:
+            total *= extent
+        return 0, (), 1, total
+    if not shape:
+        raise ValueError(f"{func}: shape must have at least one dimension to block along")
+    a = _axis(func, axis, len(shape))
+    outer = shape[:a] + shape[a + 1:]
+    rows = 1
+    for extent in outer:
+        rows *= extent
+    return a, outer, rows, shape[a]
+
+
+def _row_bytes(bits: int, length: int) -> int:
+    return (length * bits + 7) // 8
+
+
+def plane_shapes(dtype: BlockScaledDType, shape: Sequence[int], *, axis: int = -1,
+                 packed: bool = True) -> tuple[tuple[int, ...], ...]:
+    """The shape of each plane of a tensor of logical ``shape`` in
+    ``dtype``, in the order ``interop.planes(dtype)`` lists the planes.
+
+    Planes are laid out with the blocked axis last (the other axes keep
+    their order): the element plane is ``(*others, L)`` codes, or, packed,
+    ``(*others, ceil(L * bits / 8))`` bytes, each row padded to whole
+    bytes; level 0's scale plane is ``(*others, ceil(L / block))``; a
+    whole-tensor level is one code, shape ``()``. A format whose only level
+    is Whole stores its elements flattened.
+    """
+    func = "plane_shapes"
+    dtype = _block_dtype(func, dtype)
+    extents = _shape(func, shape)
+    _, outer, rows, length = _rows(func, dtype, extents, axis)
+    bits = dtype.element.bits
+    shapes: list[tuple[int, ...]] = [
+        (*outer, _row_bytes(bits, length) if packed else length)]
+    previous = length
+    for level in dtype.levels:
+        if level.block is Whole:
+            shapes.append(())
+        else:
+            previous = -(-previous // level.block)
+            shapes.append((*outer, previous))
+    return tuple(shapes)
+
+
+def _plane_itemsizes(dtype: BlockScaledDType, packed: bool) -> tuple[int, ...]:
+    np = _numpy()
+    sizes = [1 if packed else np.dtype(_code_dtype(dtype.element.bits)).itemsize]
+    sizes += [np.dtype(_code_dtype(level.scale.bits)).itemsize for level in dtype.levels]
+    return tuple(sizes)
+
+
+def _nbytes(dtype: BlockScaledDType, shapes: tuple[tuple[int, ...], ...],
+            packed: bool) -> tuple[int, ...]:
+    result = []
+    for plane, size in zip(shapes, _plane_itemsizes(dtype, packed)):
+        count = 1
+        for extent in plane:
+            count *= extent
+        result.append(count * size)
+    return tuple(result)
+
+
+def storage_nbytes(dtype: BlockScaledDType, shape: Sequence[int], *, axis: int = -1,
+                   packed: bool = True) -> int:
+    """The bytes a tensor of logical ``shape`` takes in ``dtype``: the sum
+    over its planes (see :func:`plane_shapes`). Exact for any shape (a
+    Python int, never an overflowed C size)."""
+    func = "storage_nbytes"
+    dtype = _block_dtype(func, dtype)
+    return sum(_nbytes(dtype, plane_shapes(dtype, _shape(func, shape), axis=axis,
+                                            packed=packed), packed))
+
+
+def is_block_aligned(dtype: BlockScaledDType, shape: Sequence[int], *,
+                     axis: int = -1) -> bool:
+    """Whether ``shape`` fills every block along ``axis`` (no partial last
+    block) and packs each row into whole bytes (no padding bits): the shapes
+    whose planes hardware kernels take as they are. Other shapes are valid
+    too: quantize gives them a partial last block and padded rows."""
+    func = "is_block_aligned"
+    dtype = _block_dtype(func, dtype)
+    extents = _shape(func, shape)
+    _, _, _, length = _rows(func, dtype, extents, axis)
+    if (length * dtype.element.bits) % 8:
+        return False
+    span = 1
+    for level in dtype.levels:
+        if level.block is Whole:
+            break
+        span *= level.block
+        if length % span:
+            return False
+    return True
+
+
+class Quantized:
+    """A tensor in a block-scaled format: its planes, in the order
+    ``interop.planes(dtype)`` lists them (element codes, packed unless
+    ``packed`` is False; then each level's scale codes; a whole-tensor
+    scale last, shape ``()``), laid out as :func:`plane_shapes` says, with
+    the logical ``shape``, the blocked ``axis`` and the ``dtype``.
+
+    Built by :func:`quantize`; building one from planes of another source
+    checks each plane's shape and item size (ValueError/TypeError).
+    """
+
+    __slots__ = ("dtype", "shape", "axis", "planes", "packed", "scale_rule")
+
+    def __init__(self, dtype: BlockScaledDType, shape: Sequence[int],
+                 planes: Sequence[Any], *, axis: int = -1, packed: bool = True,
+                 scale_rule: str | None = None) -> None:
+        func = "Quantized"
+        np = _numpy()
+        dtype = _block_dtype(func, dtype)
+        extents = _shape(func, shape)
+        a, _, _, _ = _rows(func, dtype, extents, axis)
+        shapes = plane_shapes(dtype, extents, axis=a, packed=bool(packed))
+        planes = tuple(planes)
+        if len(planes) != len(shapes):
+            raise ValueError(f"{func}: {dtype.name} has {len(shapes)} planes, got "
+                             f"{len(planes)}")
+        checked = []
+        for i, (plane, want, size) in enumerate(zip(planes, shapes,
+                                                     _plane_itemsizes(dtype, packed))):
+            array = np.asarray(plane)
+            if array.dtype.kind not in "ui" or array.dtype.itemsize != size:
+                raise TypeError(f"{func}: plane {i} must hold unsigned codes of {size} "
+                                f"byte(s), got {array.dtype}")
+            if array.shape != want:
+                raise ValueError(f"{func}: plane {i} must have shape {want}, got "
+                                 f"{array.shape}")
+            if not array.flags.c_contiguous:
+                array = array.copy(order="C")   # (ascontiguousarray makes 0-d 1-d)
+            checked.append(array.view(f"u{size}"))
+        self.dtype = dtype
+        self.shape = extents
+        self.axis = a
+        self.planes = tuple(checked)
+        self.packed = bool(packed)
+        self.scale_rule = scale_rule
+
+    @property
+    def nbytes(self) -> tuple[int, ...]:
+        """The bytes each plane takes."""
+        return tuple(int(p.nbytes) for p in self.planes)
+
+    def __repr__(self) -> str:
+        return (f"Quantized({self.dtype.name}, shape={self.shape}, axis={self.axis}, "
+                f"packed={self.packed}, scale_rule={self.scale_rule!r}, "
+                f"nbytes={self.nbytes})")
+
+
+def _float_array(func: str, values: object) -> Any:
+    np = _numpy()
+    source, kind, shape = _values(func, values)
+    if kind == _SRC_F32:
+        return np.asarray(source, dtype=np.float32).reshape(shape)
+    if kind == _SRC_F64:
+        return np.asarray(source, dtype=np.float64).reshape(shape)
+    if kind == _SRC_BF16:
+        # bfloat16 widens to float32 exactly: its bits are float32's top half
+        return (np.asarray(source, dtype=np.uint16).astype(np.uint32) << 16).view(
+            np.float32).reshape(shape)
+    return np.asarray(source).view(np.float16).astype(np.float32).reshape(shape)
+
+
+def quantize(values: Any, dtype: BlockScaledDType, *, axis: int = -1,
+             scale_rule: ScaleRule | None = None, rounding: Rounding | None = None,
+             seed: Any = None, packed: bool = True) -> Quantized:
+    """``values`` in the block-scaled format ``dtype``, with blocks along
+    ``axis`` (the last by default; a length that is not a multiple of the
+    block gives a partial last block).
+
+    ``scale_rule``: for power-of-two (E8M0) scales ``"floor"`` (the
+    default: OCP MX v1.0), ``"ceil"``, ``"rceil"`` or ``"even"``; for float
+    scales (NVFP4) ``"amax"``, NVIDIA's recipe (the default). The formulas
+    are on the "Encoding values" page. ``rounding``: how elements round
+    (``"nearest_even"`` by default; any :data:`ROUNDINGS` value, stochastic
+    with ``seed``); elements saturate. A block holding an infinity or a
+    NaN gets the NaN scale. ``packed``: element codes packed (DLPack's bit
+    order, each row to whole bytes) or one per byte.
+
+    float64 values are quantized from their own bits with power-of-two
+    scales; NVIDIA's float-scale recipe computes in float32, so they are
+    rounded to float32 first there.
+    """
+    func = "quantize"
+    dtype = _block_dtype(func, dtype)
+    rule = _choice(func, "scale_rule", scale_rule, SCALE_RULES)
+    r = _choice(func, "rounding", rounding, ROUNDINGS)
+    s = _seed(func, r, seed)
+    if not isinstance(packed, bool):
+        raise TypeError(f"{func}: packed must be a bool, got {type(packed).__name__}")
+    np = _numpy()
+    array = _float_array(func, values)
+    if dtype.levels[0].scale.bits and _dtypes.numeric_info(
+            dtype.levels[0].scale).mantissa_bits and array.dtype == np.float64:
+        array = array.astype(np.float32)
+    shape = tuple(array.shape)
+    a, outer, rows, length = _rows(func, dtype, shape, axis)
+    if _whole_only(dtype):
+        blocked = np.ascontiguousarray(array).reshape(-1)
+    else:
+        blocked = np.ascontiguousarray(np.moveaxis(array, a, -1))
+    shapes = plane_shapes(dtype, shape, axis=a, packed=packed)
+    sizes = _plane_itemsizes(dtype, packed)
+    planes = [np.empty(p, dtype=f"u{size}") for p, size in zip(shapes, sizes)]
+    _dtypes._codec_quantize(blocked, planes[0], tuple(planes[1:]), dtype, rows, length,
+                            rule, r, s, int(packed))
+    name = scale_rule if scale_rule is not None else (
+        "floor" if _dtypes.numeric_info(dtype.levels[0].scale).mantissa_bits == 0
+        else "amax")
+    return Quantized(dtype, shape, planes, axis=a, packed=packed, scale_rule=name)
+
+
+def dequantize(q: Quantized, *, out_dtype: Any = "float32",
+               nonfinite_scales: Literal["nan", "error"] = "nan") -> np.ndarray:
+    """The values of the quantized tensor ``q``: each element's value times
+    its block's scale (times the whole-tensor scale), computed exactly and
+    rounded once to ``out_dtype`` (float32 or float64). A non-finite scale
+    (the NaN scale of a block that held an infinity or a NaN) makes its
+    block's values NaN, as OCP MX v1.0 says; with
+    ``nonfinite_scales="error"`` it is a ValueError."""
+    func = "dequantize"
+    if not isinstance(q, Quantized):
+        raise TypeError(f"{func}: q must be a Quantized (from quantize), got "
+                        f"{type(q).__name__}")
+    if nonfinite_scales not in ("nan", "error"):
+        raise ValueError(f"{func}: nonfinite_scales must be 'nan' or 'error', got "
+                         f"{nonfinite_scales!r}")
+    np = _numpy()
+    target = np.dtype(out_dtype)
+    if target not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise ValueError(f"{func}: out_dtype must be float32 or float64, got {target}")
+    a, outer, rows, length = _rows(func, q.dtype, q.shape, q.axis)
+    out = np.empty((*outer, length) if not _whole_only(q.dtype) else (length,),
+                   dtype=target)
+    _dtypes._codec_dequantize(q.planes[0], tuple(q.planes[1:]), out, q.dtype, rows,
+                              length, int(q.packed), int(nonfinite_scales == "error"))
+    if _whole_only(q.dtype):
+        return out.reshape(q.shape)
+    return np.moveaxis(out, -1, a)

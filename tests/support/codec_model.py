@@ -207,3 +207,75 @@ def mx_scale_exponent(amax: Fraction, rule: str, emax_elem: int, max_elem: Fract
         rounded = (amax / q + Fraction(1, 2)).__floor__() * q
         return floor_log2(rounded) - emax_elem
     raise ValueError(rule)
+
+
+def _int_element_code(v: Fraction, bits: int) -> int:
+    """An OCP MX integer element (bits - 2 fraction bits), nearest-even,
+    saturating symmetrically."""
+    scaled = v * 2 ** (bits - 2)
+    n = scaled.__floor__()
+    rest = scaled - n
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2):
+        n += 1
+    top = 2 ** (bits - 1) - 1
+    n = max(-top, min(top, n))
+    return n & ((1 << bits) - 1)
+
+
+def quantize_mx_block(xs, elem, rule: str, scale_emin: int = -127, scale_emax: int = 127,
+                      scale_bias: int = 127):
+    """(scale code, element codes) of one block by the OCP MX v1.0
+    formula: X = 2**clamp(shared exponent), P_i = saturate(round(V_i / X)).
+    `elem` is a FloatModel, or an int (the bits of an integer element). A
+    block holding an infinity or a NaN has the NaN scale (0xFF)."""
+    if any(math.isnan(x) or math.isinf(x) for x in xs):
+        nan = elem.nan(False) if isinstance(elem, FloatModel) and elem.has_nan else 0
+        return 0xFF, [nan] * len(xs)
+    amax = max(Fraction(abs(x)) for x in xs)
+    if isinstance(elem, int):
+        emax, top, mbits = 0, Fraction(2 ** (elem - 1) - 1, 2 ** (elem - 2)), elem - 2
+    else:
+        emax, top, mbits = floor_log2(elem.max), elem.max, elem.m
+    se = scale_emin if amax == 0 else mx_scale_exponent(amax, rule, emax, top, mbits)
+    se = max(scale_emin, min(scale_emax, se))
+    codes = []
+    for x in xs:
+        v = Fraction(x) / Fraction(2) ** se
+        if isinstance(elem, int):
+            codes.append(_int_element_code(v, elem))
+        else:
+            value = float(v) if v != 0 else math.copysign(0.0, x)
+            codes.append(elem.encode(value, "nearest_even", "saturate"))
+    return se + scale_bias, codes
+
+
+def quantize_nvfp4(rows, e2m1: FloatModel, e4m3: FloatModel, block: int = 16):
+    """(whole-tensor float32 scale, block scale codes, element codes) by
+    NVIDIA's recipe as torchao computes it, every step one float32
+    operation: g = amax / (448 * 6); per block s = e4m3(clamp(amax_b / 6 / g,
+    2**-6, 448)); elements e2m1(saturate(x * ((1 / g) / s)))."""
+    finite = [abs(x) for row in rows for x in row if math.isfinite(x)]
+    t = max(finite, default=0.0)
+    g = f32(t / 2688.0) if t > 0 else 1.0
+    if g == 0:
+        g = 1.0
+    scales, elements = [], []
+    for row in rows:
+        srow, erow = [], []
+        for start in range(0, len(row), block):
+            xs = row[start:start + block]
+            if any(not math.isfinite(x) for x in xs):
+                srow.append(e4m3.nan(False))
+                erow += [0] * len(xs)
+                continue
+            amax = max(abs(x) for x in xs)
+            sc = f32(f32(amax / 6.0) / g)
+            sc = min(max(sc, 2.0 ** -6), 448.0)
+            code = e4m3.encode(sc, "nearest_even", "saturate")
+            dec = float(e4m3.decode(code))
+            recip = f32(f32(1.0 / g) / dec)
+            srow.append(code)
+            erow += [e2m1.encode(f32(x * recip), "nearest_even", "saturate") for x in xs]
+        scales.append(srow)
+        elements.append(erow)
+    return g, scales, elements

@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "numinfo.h"
 
@@ -100,6 +101,63 @@ typedef struct {
                                (e8m0fnu): ties away from zero */
 } sw_codec_opts;
 
+static inline uint32_t
+sw_codec_fbits(float x)
+{
+    uint32_t u;
+
+    memcpy(&u, &x, sizeof(u));
+    return u;
+}
+
+static inline float
+sw_codec_from_fbits(uint32_t u)
+{
+    float x;
+
+    memcpy(&x, &u, sizeof(x));
+    return x;
+}
+
+/* The constants of the branch-free float32 converter for one format and
+ * one power-of-two scale 2**se (0 for plain encoding). */
+typedef struct {
+    uint32_t c;             /* (127 - bias + se) << 23: rebias a normal */
+    uint32_t t;             /* float32 bits of 2**(emin + se) */
+    uint32_t half_m1;       /* half the discarded range, minus one */
+    uint32_t magic_bits;    /* 2**(emin + se - p + 23) */
+    uint32_t max_mag;
+    uint32_t ovf[2];        /* overflow result, by sign */
+    uint32_t inf[2];        /* infinity's result, by sign */
+    uint32_t nan[2];        /* NaN's result, by sign */
+    uint32_t sign;          /* the format's sign bit */
+    uint32_t neg_zero;      /* the sign bit where -0 exists, else 0 */
+    int sh;                 /* 23 - p */
+} sw_codec_fast;
+
+/* One float32 (bits `u`) through the fast converter: nearest-even, the
+ * specials and overflow by table, every step a select. */
+static inline uint32_t
+sw_codec_fast_one(const sw_codec_fast *k, uint32_t u)
+{
+    uint32_t a = u & 0x7FFFFFFFu, s = u >> 31, n, d, mag, sgn, res;
+    float sum;
+
+    n = a - k->c;
+    n = (n + ((n >> k->sh) & 1u) + k->half_m1) >> k->sh;
+    /* below the smallest normal: the adder rounds (nearest-even) at the
+     * format's subnormal quantum, the ulp of `magic` */
+    sum = sw_codec_from_fbits(a) + sw_codec_from_fbits(k->magic_bits);
+    d = sw_codec_fbits(sum) - k->magic_bits;
+    mag = a >= k->t ? n : d;
+    sgn = s ? (mag != 0 ? k->sign : k->neg_zero) : 0;
+    res = mag | sgn;
+    res = mag > k->max_mag ? k->ovf[s] : res;
+    res = a == 0x7F800000u ? k->inf[s] : res;
+    res = a > 0x7F800000u ? k->nan[s] : res;
+    return res;
+}
+
 /* codecs.c: the module functions */
 extern PyMethodDef sw_codecs_methods[];
 
@@ -112,6 +170,8 @@ uint64_t sw_codec_encode_double(const sw_codec_fmt *f, const sw_codec_opts *o,
 double sw_codec_decode_double(const sw_codec_fmt *f, uint64_t code);
 double sw_codec_pow2(int k);
 int sw_codec_fast_f32(const sw_codec_fmt *f, const sw_codec_opts *o);
+int sw_codec_fast_init(sw_codec_fast *k, const sw_codec_fmt *f,
+                       const sw_codec_opts *o, int se);
 int sw_codec_encode(const sw_codec_fmt *f, const sw_codec_opts *o, int source,
                     const void *src, void *dst, int dst_size, size_t n,
                     size_t *bad_index);
@@ -125,6 +185,10 @@ void sw_codec_pack(const void *codes, int code_size, int bits, size_t n,
                    unsigned char *out);
 void sw_codec_unpack(const unsigned char *data, int bits, size_t n,
                      void *codes, int code_size);
+void sw_codec_pack_at(const void *codes, int code_size, int bits, size_t n,
+                      unsigned char *row, size_t at);
+void sw_codec_unpack_at(const unsigned char *row, int bits, size_t at,
+                        size_t n, void *codes, int code_size);
 
 /* codecblock.c */
 
@@ -152,6 +216,8 @@ typedef struct {
     uint64_t seed;
     int packed;             /* element codes packed per row */
     int source;             /* SW_SRC_F32 or SW_SRC_F64 */
+    int nonfinite_error;    /* dequantize: a non-finite scale is an error
+                               (else its block's values are NaN) */
 } sw_codec_block;
 
 size_t sw_codec_row_bytes(int bits, size_t length);

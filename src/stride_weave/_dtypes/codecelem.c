@@ -317,7 +317,7 @@ typedef struct {
 } sw_codecelem_int;
 
 static sw_codecelem_int
-sw_codecelem_to_int(const sw_codec_opts *o, double x, uint64_t index)
+sw_codecelem_to_int(const sw_codec_opts *o, double x, int eoff, uint64_t index)
 {
     uint64_t u = sw_codecelem_dbits(x), a = u & 0x7FFFFFFFFFFFFFFFULL, m;
     sw_codecelem_int t = {0, (int)(u >> 63), 0};
@@ -339,6 +339,7 @@ sw_codecelem_to_int(const sw_codec_opts *o, double x, uint64_t index)
     else {
         q = -1074;
     }
+    q -= eoff;                      /* the value is x * 2**-eoff */
     lg = q + sw_codecelem_log2(m);
     if (lg >= 64) {
         t.huge = 1;
@@ -401,7 +402,7 @@ sw_codecelem_numpy_int(const sw_codec_fmt *f, sw_codecelem_int t)
 
 static uint64_t
 sw_codecelem_encode_int(const sw_codec_fmt *f, const sw_codec_opts *o,
-                        double x, uint64_t index, int *is_nan)
+                        double x, int eoff, uint64_t index, int *is_nan)
 {
     sw_codecelem_int t;
 
@@ -431,10 +432,10 @@ sw_codecelem_encode_int(const sw_codec_fmt *f, const sw_codec_opts *o,
         if (o->rounding == SW_ROUND_DEFAULT) {
             return x != 0.0;
         }
-        t = sw_codecelem_to_int(o, x, index);
+        t = sw_codecelem_to_int(o, x, eoff, index);
         return t.huge || t.mag != 0;
     }
-    t = sw_codecelem_to_int(o, x, index);
+    t = sw_codecelem_to_int(o, x, eoff, index);
     if (o->overflow == SW_OVERFLOW_SATURATE) {
         if (t.neg && t.mag != 0) {
             if (!f->is_signed) {
@@ -460,7 +461,7 @@ sw_codec_encode_double(const sw_codec_fmt *f, const sw_codec_opts *o,
 
     *is_nan = 0;
     if (f->kind != SW_NUM_FLOAT) {
-        return sw_codecelem_encode_int(f, o, x, index, is_nan);
+        return sw_codecelem_encode_int(f, o, x, eoff, index, is_nan);
     }
     if (a > 0x7FF0000000000000ULL) {
         *is_nan = 1;
@@ -525,22 +526,6 @@ sw_codec_encode_double(const sw_codec_fmt *f, const sw_codec_opts *o,
 
 /* ---- encoding: the float32 fast path ------------------------------------------- */
 
-/* The constants of the branch-free float32 converter for one format and
- * one power-of-two scale 2**se (0 for plain encoding). */
-typedef struct {
-    uint32_t c;             /* (127 - bias + se) << 23: rebias a normal */
-    uint32_t t;             /* float32 bits of 2**(emin + se) */
-    uint32_t half_m1;       /* half the discarded range, minus one */
-    uint32_t magic_bits;    /* 2**(emin + se - p + 23) */
-    uint32_t max_mag;
-    uint32_t ovf[2];        /* overflow result, by sign */
-    uint32_t inf[2];        /* infinity's result, by sign */
-    uint32_t nan[2];        /* NaN's result, by sign */
-    uint32_t sign;          /* the format's sign bit */
-    uint32_t neg_zero;      /* the sign bit where -0 exists, else 0 */
-    int sh;                 /* 23 - p */
-} sw_codecelem_fast;
-
 int
 sw_codec_fast_f32(const sw_codec_fmt *f, const sw_codec_opts *o)
 {
@@ -556,8 +541,8 @@ sw_codec_fast_f32(const sw_codec_fmt *f, const sw_codec_opts *o)
 
 /* 0 and the constants in `k`, or -1 when scale 2**se leaves the range the
  * fast path handles (the caller takes the general converter). */
-static int
-sw_codecelem_fast_setup(sw_codecelem_fast *k, const sw_codec_fmt *f,
+int
+sw_codec_fast_init(sw_codec_fast *k, const sw_codec_fmt *f,
                         const sw_codec_opts *o, int se)
 {
     int i;
@@ -583,29 +568,6 @@ sw_codecelem_fast_setup(sw_codecelem_fast *k, const sw_codec_fmt *f,
         k->nan[i] = (uint32_t)sw_codecelem_nan(f, o, i);
     }
     return 0;
-}
-
-/* One float32 (bits `u`) through the fast converter: nearest-even, the
- * specials and overflow by table, every step a select. */
-static inline uint32_t
-sw_codecelem_fast_one(const sw_codecelem_fast *k, uint32_t u)
-{
-    uint32_t a = u & 0x7FFFFFFFu, s = u >> 31, n, d, mag, sgn, res;
-    float sum;
-
-    n = a - k->c;
-    n = (n + ((n >> k->sh) & 1u) + k->half_m1) >> k->sh;
-    /* below the smallest normal: the adder rounds (nearest-even) at the
-     * format's subnormal quantum, the ulp of `magic` */
-    sum = sw_codecelem_from_fbits(a) + sw_codecelem_from_fbits(k->magic_bits);
-    d = sw_codecelem_fbits(sum) - k->magic_bits;
-    mag = a >= k->t ? n : d;
-    sgn = s ? (mag != 0 ? k->sign : k->neg_zero) : 0;
-    res = mag | sgn;
-    res = mag > k->max_mag ? k->ovf[s] : res;
-    res = a == 0x7F800000u ? k->inf[s] : res;
-    res = a > 0x7F800000u ? k->nan[s] : res;
-    return res;
 }
 
 /* The element at `i` of a float32-like source, as float32 bits. */
@@ -669,13 +631,13 @@ sw_codecelem_store(void *dst, int size, size_t i, uint64_t code)
 /* The contiguous float32 -> one-byte loop: one body the compiler
  * vectorizes. */
 static void
-sw_codecelem_fast_u8(const sw_codecelem_fast *k, const uint32_t *restrict src,
+sw_codecelem_fast_u8(const sw_codec_fast *k, const uint32_t *restrict src,
                      uint8_t *restrict dst, size_t n)
 {
     size_t i;
 
     for (i = 0; i < n; i++) {
-        dst[i] = (uint8_t)sw_codecelem_fast_one(k, src[i]);
+        dst[i] = (uint8_t)sw_codec_fast_one(k, src[i]);
     }
 }
 
@@ -762,12 +724,12 @@ sw_codec_encode(const sw_codec_fmt *f, const sw_codec_opts *o, int source,
                 const void *src, void *dst, int dst_size, size_t n,
                 size_t *bad_index)
 {
-    sw_codecelem_fast k;
+    sw_codec_fast k;
     size_t i;
     int is_nan, wide = sw_codecelem_wide_nan(f, o);
 
     if (source != SW_SRC_F64 && sw_codec_fast_f32(f, o)
-        && sw_codecelem_fast_setup(&k, f, o, 0) == 0) {
+        && sw_codec_fast_init(&k, f, o, 0) == 0) {
         if (source == SW_SRC_F32 && dst_size == 1
             && ((uintptr_t)src % sizeof(uint32_t)) == 0) {
             sw_codecelem_fast_u8(&k, (const uint32_t *)src, (uint8_t *)dst, n);
@@ -775,7 +737,7 @@ sw_codec_encode(const sw_codec_fmt *f, const sw_codec_opts *o, int source,
         }
         for (i = 0; i < n; i++) {
             sw_codecelem_store(dst, dst_size, i,
-                               sw_codecelem_fast_one(&k, sw_codecelem_load32(source, src, i)));
+                               sw_codec_fast_one(&k, sw_codecelem_load32(source, src, i)));
         }
         return SW_CODEC_OK;
     }

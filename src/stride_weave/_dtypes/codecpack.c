@@ -173,3 +173,62 @@ sw_codec_unpack(const unsigned char *data, int bits, size_t n, void *codes,
         sw_codecpack_store(codes, code_size, i, v);
     }
 }
+
+/* Pack n codes as elements at, at+1, ... of a row whose bytes are zero
+ * where they go (quantize packs a row a chunk at a time). */
+void
+sw_codec_pack_at(const void *codes, int code_size, int bits, size_t n,
+                 unsigned char *row, size_t at)
+{
+    uint64_t mask = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
+    size_t i;
+
+    if ((at * (size_t)bits) % 8 == 0 && (bits == 4 || bits == 6 || bits == 8)
+        && code_size == 1) {
+        sw_codec_pack(codes, code_size, bits, n, row + at * (size_t)bits / 8);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t v = sw_codecpack_load(codes, code_size, i) & mask;
+        uint64_t pos = (uint64_t)(at + i) * (uint64_t)bits;
+        int k = 0;
+
+        while (k < bits) {
+            int off = (int)(pos % 8), take = 8 - off;
+            if (take > bits - k) {
+                take = bits - k;
+            }
+            row[pos / 8] |= (unsigned char)(((v >> k) & ((1u << take) - 1)) << off);
+            pos += (uint64_t)take;
+            k += take;
+        }
+    }
+}
+
+/* Unpack the n codes at elements at, at+1, ... of a packed row. */
+void
+sw_codec_unpack_at(const unsigned char *row, int bits, size_t at, size_t n,
+                   void *codes, int code_size)
+{
+    size_t i;
+
+    if ((at * (size_t)bits) % 8 == 0) {
+        sw_codec_unpack(row + at * (size_t)bits / 8, bits, n, codes, code_size);
+        return;
+    }
+    for (i = 0; i < n; i++) {
+        uint64_t v = 0, pos = (uint64_t)(at + i) * (uint64_t)bits;
+        int k = 0;
+
+        while (k < bits) {
+            int off = (int)(pos % 8), take = 8 - off;
+            if (take > bits - k) {
+                take = bits - k;
+            }
+            v |= (uint64_t)((row[pos / 8] >> off) & ((1u << take) - 1)) << k;
+            pos += (uint64_t)take;
+            k += take;
+        }
+        sw_codecpack_store(codes, code_size, i, v);
+    }
+}

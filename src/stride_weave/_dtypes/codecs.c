@@ -550,6 +550,369 @@ sw_codecs_unpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return sw_codecs_pack_impl(module, args, nargs, 1);
 }
 
+
+/* ---- block-scaled ------------------------------------------------------------------- */
+
+/* The kernel's view of the block-scaled dtype `obj`: its element, each
+ * level's scale and the level-0 block, read from the descriptor and the
+ * numeric records; 0, or -1 with TypeError/ValueError. */
+static int
+sw_codecs_block_format(sw_state *st, PyObject *obj, const char *func,
+                       sw_codec_block *b)
+{
+    sw_descriptor *d;
+    sw_compound_fields *c;
+    Py_ssize_t nlevels, i;
+
+    memset(b, 0, sizeof(*b));
+    if (!sw_is_kind(st, obj, SW_KIND_BLOCK_SCALED)
+        || SW_LOAD_FLAG(((sw_descriptor *)obj)->build_state) != SW_FINISHED) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: dtype must be a registered BlockScaledDType, got an "
+                     "object of type %.100s", func, Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    d = (sw_descriptor *)obj;
+    c = d->compound;        /* set before the descriptor was finished */
+    nlevels = PyTuple_GET_SIZE(c->levels);
+    if (nlevels > 2 || (nlevels == 2
+        && ((sw_level *)PyTuple_GET_ITEM(c->levels, 1))->block != st->whole)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: %U has %zd levels; the codecs quantize formats with "
+                     "one level, or two whose outer level is Whole", func,
+                     d->name, nlevels);
+        return -1;
+    }
+    if (sw_codecs_format(st, c->element, func, "dtype.element", &b->elem) < 0) {
+        return -1;
+    }
+    if (b->elem.kind == SW_NUM_BOOL || b->elem.bits > 16) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: the element of %U must be a floating-point or integer "
+                     "format of at most 16 bits", func, d->name);
+        return -1;
+    }
+    if (b->elem.kind == SW_NUM_INT && (!b->elem.is_signed || b->elem.bits < 3)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: an integer element (%U's) must be signed, of at least 3 "
+                     "bits (read as OCP MX reads INT8)", func, d->name);
+        return -1;
+    }
+    b->nlevels = (int)nlevels;
+    for (i = 0; i < nlevels; i++) {
+        sw_level *level = (sw_level *)PyTuple_GET_ITEM(c->levels, i);
+        if (sw_codecs_format(st, level->scale, func, "a level's scale", &b->scale[i]) < 0) {
+            return -1;
+        }
+        if (b->scale[i].kind != SW_NUM_FLOAT) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: the scale of level %zd of %U must be a floating-point "
+                         "format", func, i, d->name);
+            return -1;
+        }
+    }
+    {
+        sw_level *level0 = (sw_level *)PyTuple_GET_ITEM(c->levels, 0);
+        if (level0->block == st->whole) {
+            b->block = 0;   /* the whole tensor: set from its size */
+        }
+        else {
+            b->block = PyLong_AsSize_t(level0->block);    /* exact int > 0 */
+            if (b->block == (size_t)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                b->block = (size_t)-1;  /* beyond any row */
+            }
+        }
+    }
+    b->whole = nlevels == 2;
+    b->pow2 = b->scale[0].p == 0;
+    if (b->whole && b->pow2) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: %U scales its blocks by powers of two under a whole-tensor "
+                     "scale; the codecs support a whole-tensor scale over float "
+                     "block scales only", func, d->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The options of quantize and dequantize that select a rule. */
+static int
+sw_codecs_rule(sw_codec_block *b, long rule, const char *func, PyObject *dtype)
+{
+    if (rule == SW_RULE_DEFAULT) {
+        rule = b->pow2 ? SW_RULE_FLOOR : SW_RULE_AMAX;
+    }
+    if ((rule == SW_RULE_AMAX) == b->pow2) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: scale_rule %s does not apply to %R, whose block scales "
+                     "are %s", func,
+                     rule == SW_RULE_AMAX ? "'amax'" : "'floor', 'ceil', 'rceil' or 'even'",
+                     dtype, b->pow2 ? "powers of two (use 'floor', 'ceil', 'rceil' or "
+                     "'even')" : "floats (use 'amax')");
+        return -1;
+    }
+    b->rule = (int)rule;
+    return 0;
+}
+
+/* rows * length, and the bytes of each plane, each checked for overflow:
+ * 0, or -1 with ValueError. */
+static int
+sw_codecs_block_sizes(const sw_codec_block *b, size_t rows, size_t length,
+                      const char *func, size_t *n, size_t *elem_bytes,
+                      size_t *nscales)
+{
+    size_t row_bytes, nb;
+
+    if (length != 0 && rows > (size_t)PY_SSIZE_T_MAX / length / 8) {
+        goto overflow;
+    }
+    *n = rows * length;
+    row_bytes = b->packed ? sw_codec_row_bytes(b->elem.bits, length)
+                          : length * (size_t)sw_codecs_code_size(b->elem.bits);
+    *elem_bytes = rows * row_bytes;
+    nb = length == 0 ? 0 : (length - 1) / b->block + 1;
+    *nscales = rows * nb;
+    return 0;
+overflow:
+    PyErr_Format(PyExc_ValueError, "%s: %zu rows of %zu elements is too large",
+                 func, rows, length);
+    return -1;
+}
+
+/* The scale planes of a call: a tuple of 1 or 2 buffers, acquired into
+ * views[0..nlevels); 0, or -1 (every view acquired is released by the
+ * caller's cleanup). */
+static int
+sw_codecs_scale_views(PyObject *scales, const sw_codec_block *b, Py_buffer *views,
+                      int writable, size_t nscales, const char *func)
+{
+    Py_ssize_t i;
+
+    if (!PyTuple_CheckExact(scales) || PyTuple_GET_SIZE(scales) != b->nlevels) {
+        PyErr_Format(PyExc_TypeError, "%s: scales must be a tuple of %d buffers",
+                     func, b->nlevels);
+        return -1;
+    }
+    for (i = 0; i < b->nlevels; i++) {
+        int size = sw_codecs_code_size(b->scale[i].bits);
+        size_t want = i == 0 ? nscales : 1;
+        if (sw_codecs_view(PyTuple_GET_ITEM(scales, i), &views[i], writable, func,
+                           "scales[i]") < 0
+            || sw_codecs_check_codes(&views[i], size, func, "a scale plane") < 0) {
+            return -1;
+        }
+        if ((size_t)views[i].len != want * (size_t)size) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: scales[%zd] must hold %zu codes of %d byte%s, got %zd "
+                         "bytes", func, i, want, size, size == 1 ? "" : "s",
+                         views[i].len);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* _codec_quantize(values, elements, scales, dtype, rows, length, rule,
+ *                 rounding, seed, packed) */
+static PyObject *
+sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const char *func = "quantize";
+    sw_state *st = sw_state_of_module(module);
+    Py_buffer src = {0}, elem = {0}, sv[2] = {{0}, {0}};
+    sw_codec_block b;
+    long rule, rounding, packed;
+    size_t rows, length, n, elem_bytes, nscales;
+    int i;
+
+    if (nargs != 10) {
+        PyErr_Format(PyExc_TypeError, "_codec_quantize() takes 10 arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    if (sw_codecs_block_format(st, args[3], func, &b) < 0
+        || sw_codecs_count(args[4], func, "rows", &rows) < 0
+        || sw_codecs_count(args[5], func, "length", &length) < 0
+        || sw_codecs_int(args[6], func, "scale_rule", 0, SW_RULE_COUNT - 1, &rule) < 0
+        || sw_codecs_int(args[7], func, "rounding", 0, SW_ROUND_COUNT - 1, &rounding) < 0
+        || sw_codecs_u64(args[8], func, "seed", &b.seed) < 0
+        || sw_codecs_int(args[9], func, "packed", 0, 1, &packed) < 0
+        || sw_codecs_rule(&b, rule, func, args[3]) < 0) {
+        return NULL;
+    }
+    b.rounding = rounding == SW_ROUND_DEFAULT ? SW_ROUND_NEAREST_EVEN : (int)rounding;
+    b.packed = (int)packed;
+    if (b.block == 0) {
+        b.block = length > 0 ? length : 1;
+        if (rows > 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: a format scaled as a whole takes its tensor as one row, "
+                         "got %zu rows", func, rows);
+            return NULL;
+        }
+    }
+    if (sw_codecs_block_sizes(&b, rows, length, func, &n, &elem_bytes, &nscales) < 0) {
+        return NULL;
+    }
+    if (sw_codecs_view(args[0], &src, 0, func, "values") < 0
+        || sw_codecs_view(args[1], &elem, 1, func, "elements") < 0
+        || sw_codecs_scale_views(args[2], &b, sv, 1, nscales, func) < 0) {
+        goto error;
+    }
+    if (sw_codecs_format_char(&src) == 'd' && src.itemsize == 8 && b.pow2) {
+        b.source = SW_SRC_F64;
+    }
+    else if (sw_codecs_check_float(&src, 'f', 4, func, "values") < 0) {
+        goto error;
+    }
+    if (sw_codecs_check_codes(&elem, b.packed ? 1 : sw_codecs_code_size(b.elem.bits),
+                              func, "elements") < 0) {
+        goto error;
+    }
+    if ((size_t)src.len / (size_t)src.itemsize != n || (size_t)elem.len != elem_bytes) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: values must hold %zu elements (%zu rows of %zu) and elements "
+                     "%zu bytes; got %zd values and %zd bytes", func, n, rows, length,
+                     elem_bytes, src.len / src.itemsize, elem.len);
+        goto error;
+    }
+    for (i = 0; i < b.nlevels; i++) {
+        if (sw_codecs_check_disjoint(&src, &sv[i], func, "values", "scales") < 0
+            || sw_codecs_check_disjoint(&elem, &sv[i], func, "elements", "scales") < 0) {
+            goto error;
+        }
+    }
+    if (b.nlevels == 2 && sw_codecs_check_disjoint(&sv[0], &sv[1], func, "scales[0]",
+                                                   "scales[1]") < 0) {
+        goto error;
+    }
+    if (sw_codecs_check_disjoint(&src, &elem, func, "values", "elements") < 0) {
+        goto error;
+    }
+    if (n >= SW_CODECS_GIL_MINSIZE) {
+        Py_BEGIN_ALLOW_THREADS
+        sw_codec_quantize(&b, src.buf, rows, length, elem.buf, sv[0].buf,
+                          b.nlevels == 2 ? sv[1].buf : NULL);
+        Py_END_ALLOW_THREADS
+    }
+    else {
+        sw_codec_quantize(&b, src.buf, rows, length, elem.buf, sv[0].buf,
+                          b.nlevels == 2 ? sv[1].buf : NULL);
+    }
+    sw_codecs_release(&src);
+    sw_codecs_release(&elem);
+    sw_codecs_release(&sv[0]);
+    sw_codecs_release(&sv[1]);
+    Py_RETURN_NONE;
+
+error:
+    sw_codecs_release(&src);
+    sw_codecs_release(&elem);
+    sw_codecs_release(&sv[0]);
+    sw_codecs_release(&sv[1]);
+    return NULL;
+}
+
+/* _codec_dequantize(elements, scales, out, dtype, rows, length, packed,
+ *                   nonfinite_error) */
+static PyObject *
+sw_codecs_dequantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const char *func = "dequantize";
+    sw_state *st = sw_state_of_module(module);
+    Py_buffer elem = {0}, dst = {0}, sv[2] = {{0}, {0}};
+    sw_codec_block b;
+    long packed, nonfinite;
+    size_t rows, length, n, elem_bytes, nscales, bad = 0;
+    int status, to_f64, i;
+
+    if (nargs != 8) {
+        PyErr_Format(PyExc_TypeError, "_codec_dequantize() takes 8 arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    if (sw_codecs_block_format(st, args[3], func, &b) < 0
+        || sw_codecs_count(args[4], func, "rows", &rows) < 0
+        || sw_codecs_count(args[5], func, "length", &length) < 0
+        || sw_codecs_int(args[6], func, "packed", 0, 1, &packed) < 0
+        || sw_codecs_int(args[7], func, "nonfinite_error", 0, 1, &nonfinite) < 0) {
+        return NULL;
+    }
+    b.packed = (int)packed;
+    b.nonfinite_error = (int)nonfinite;
+    if (b.block == 0) {
+        b.block = length > 0 ? length : 1;
+        if (rows > 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: a format scaled as a whole takes its tensor as one row, "
+                         "got %zu rows", func, rows);
+            return NULL;
+        }
+    }
+    if (sw_codecs_block_sizes(&b, rows, length, func, &n, &elem_bytes, &nscales) < 0) {
+        return NULL;
+    }
+    if (sw_codecs_view(args[0], &elem, 0, func, "elements") < 0
+        || sw_codecs_scale_views(args[1], &b, sv, 0, nscales, func) < 0
+        || sw_codecs_view(args[2], &dst, 1, func, "out") < 0) {
+        goto error;
+    }
+    to_f64 = sw_codecs_format_char(&dst) == 'd';
+    if (sw_codecs_check_float(&dst, to_f64 ? 'd' : 'f', to_f64 ? 8 : 4, func, "out") < 0
+        || sw_codecs_check_codes(&elem, b.packed ? 1 : sw_codecs_code_size(b.elem.bits),
+                                 func, "elements") < 0) {
+        goto error;
+    }
+    if ((size_t)dst.len / (size_t)dst.itemsize != n || (size_t)elem.len != elem_bytes) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: out must hold %zu values (%zu rows of %zu) and elements %zu "
+                     "bytes; got %zd values and %zd bytes", func, n, rows, length,
+                     elem_bytes, dst.len / dst.itemsize, elem.len);
+        goto error;
+    }
+    for (i = 0; i < b.nlevels; i++) {
+        if (sw_codecs_check_disjoint(&dst, &sv[i], func, "out", "scales") < 0) {
+            goto error;
+        }
+    }
+    if (sw_codecs_check_disjoint(&dst, &elem, func, "out", "elements") < 0) {
+        goto error;
+    }
+    if (n >= SW_CODECS_GIL_MINSIZE) {
+        Py_BEGIN_ALLOW_THREADS
+        status = sw_codec_dequantize(&b, elem.buf, sv[0].buf,
+                                     b.nlevels == 2 ? sv[1].buf : NULL, rows, length,
+                                     dst.buf, to_f64, &bad);
+        Py_END_ALLOW_THREADS
+    }
+    else {
+        status = sw_codec_dequantize(&b, elem.buf, sv[0].buf,
+                                     b.nlevels == 2 ? sv[1].buf : NULL, rows, length,
+                                     dst.buf, to_f64, &bad);
+    }
+    sw_codecs_release(&elem);
+    sw_codecs_release(&dst);
+    sw_codecs_release(&sv[0]);
+    sw_codecs_release(&sv[1]);
+    if (status == SW_CODEC_NONFINITE_SCALE) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: scale %zu (flat index; the whole-tensor scale is 0 of the "
+                     "last plane) is not finite, and nonfinite_scales='error' was "
+                     "given", func, bad);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+
+error:
+    sw_codecs_release(&elem);
+    sw_codecs_release(&dst);
+    sw_codecs_release(&sv[0]);
+    sw_codecs_release(&sv[1]);
+    return NULL;
+}
+
 PyMethodDef sw_codecs_methods[] = {
     {"_codec_encode", SW_CFUNC(sw_codecs_encode), METH_FASTCALL,
      PyDoc_STR("_codec_encode(values, out, dtype, source, rounding, overflow, "
@@ -568,5 +931,15 @@ PyMethodDef sw_codecs_methods[] = {
      PyDoc_STR("_codec_unpack(data, out, dtype, count, /)\n--\n\n"
                "Unpack count codes from a packed bit stream "
                "(stride_weave.codecs.unpack is the public interface).")},
+    {"_codec_quantize", SW_CFUNC(sw_codecs_quantize), METH_FASTCALL,
+     PyDoc_STR("_codec_quantize(values, elements, scales, dtype, rows, length, "
+               "scale_rule, rounding, seed, packed, /)\n--\n\n"
+               "Quantize rows of values into element and scale planes "
+               "(stride_weave.codecs.quantize is the public interface).")},
+    {"_codec_dequantize", SW_CFUNC(sw_codecs_dequantize), METH_FASTCALL,
+     PyDoc_STR("_codec_dequantize(elements, scales, out, dtype, rows, length, "
+               "packed, nonfinite_error, /)\n--\n\n"
+               "Dequantize element and scale planes into rows of values "
+               "(stride_weave.codecs.dequantize is the public interface).")},
     {NULL, NULL, 0, NULL},
 };

@@ -1,0 +1,504 @@
+/* codecblock.c: block-scaled quantization, values into element and scale
+ * planes and back.
+ *
+ * Owns the scale rules and the two passes of quantize over rows laid out
+ * with the blocked axis last: first each block's largest magnitude and
+ * scale, then the elements, divided by their block's scale and encoded
+ * (codecelem.c), packed row by row (codecpack.c) when asked.
+ *
+ * Power-of-two scales (a scale format without mantissa bits, E8M0): the
+ * shared exponent comes from the exponent bits of the block's largest
+ * magnitude, never from a floating-point log2 (which rounds values just
+ * below a power of two up to it); the elements are scaled exactly (the
+ * exponent offset is folded into the conversion) and saturate, as OCP MX
+ * v1.0 says.  A block holding an infinity or a NaN gets the NaN scale.
+ * Float scales (NVFP4's E4M3 under a whole-tensor Float32) follow NVIDIA's
+ * amax recipe in float32 arithmetic, each step one correctly rounded
+ * float32 operation.
+ *
+ * Pure C: no PyObject, no PyErr.
+ */
+#include "codec.h"
+
+#include <string.h>
+
+/* What the first pass learns about one block. */
+typedef struct {
+    int se;             /* power-of-two scales: the shared exponent */
+    int special;        /* the block holds an infinity or a NaN */
+    float recip;        /* float scales: what the elements are multiplied by */
+} sw_codecblock_info;
+
+static inline uint32_t
+sw_codecblock_fbits(float x)
+{
+    uint32_t u;
+
+    memcpy(&u, &x, 4);
+    return u;
+}
+
+static inline float
+sw_codecblock_from_fbits(uint32_t u)
+{
+    float x;
+
+    memcpy(&x, &u, 4);
+    return x;
+}
+
+static inline uint64_t
+sw_codecblock_dbits(double x)
+{
+    uint64_t u;
+
+    memcpy(&u, &x, 8);
+    return u;
+}
+
+/* ---- element format facts -------------------------------------------------- */
+
+/* OCP MX reads an integer element as two's complement with bits - 2
+ * fraction bits (MXINT8: -2 to 1 + 63/64); its largest exponent is 0. */
+static int
+sw_codecblock_elem_emax(const sw_codec_fmt *e)
+{
+    return e->kind == SW_NUM_INT ? 0 : e->emax;
+}
+
+static int
+sw_codecblock_elem_mbits(const sw_codec_fmt *e)
+{
+    return e->kind == SW_NUM_INT ? e->bits - 2 : e->p;
+}
+
+static double
+sw_codecblock_elem_max(const sw_codec_fmt *e)
+{
+    if (e->kind == SW_NUM_INT) {
+        return (double)e->imax * sw_codec_pow2(-(e->bits - 2));
+    }
+    return e->max_finite;
+}
+
+/* ---- the largest magnitude of a block ---------------------------------------- */
+
+/* The bits of max |x| over n float32 (NaN propagates: its magnitude bits
+ * compare above every other value's), as an integer maximum the compiler
+ * vectorizes. */
+static uint32_t
+sw_codecblock_amax32(const float *src, size_t n)
+{
+    uint32_t m = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        uint32_t a = sw_codecblock_fbits(src[i]) & 0x7FFFFFFFu;
+        m = a > m ? a : m;
+    }
+    return m;
+}
+
+static uint64_t
+sw_codecblock_amax64(const double *src, size_t n)
+{
+    uint64_t m = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        uint64_t a = sw_codecblock_dbits(src[i]) & 0x7FFFFFFFFFFFFFFFULL;
+        m = a > m ? a : m;
+    }
+    return m;
+}
+
+/* ---- power-of-two scales ------------------------------------------------------- */
+
+/* The shared exponent of a block whose largest magnitude has the float64
+ * bits `a` (finite, non-zero), by `rule`, before clamping. */
+static int
+sw_codecblock_shared_exponent(const sw_codec_block *b, uint64_t a)
+{
+    const sw_codec_fmt *e = &b->elem;
+    int emax = sw_codecblock_elem_emax(e), k, s;
+    uint64_t frac, max_frac;
+    int exp = (int)(a >> 52);
+
+    /* floor(log2(amax)) and the 52-bit fraction of its significand */
+    if (exp == 0) {
+        int top = 63 - __builtin_clzll(a);
+        k = top - 1074;
+        frac = (a << (52 - top)) & 0xFFFFFFFFFFFFFULL;
+    }
+    else {
+        k = exp - 1023;
+        frac = a & 0xFFFFFFFFFFFFFULL;
+    }
+    s = k - emax;
+    switch (b->rule) {
+    case SW_RULE_CEIL:
+        return s + (frac != 0);
+    case SW_RULE_RCEIL:
+        /* amax / 2**s is in [2**emax, 2**(emax+1)): compare significands
+         * with the element's largest value, 2**emax * (1 + max_frac) */
+        max_frac = sw_codecblock_dbits(sw_codecblock_elem_max(e)) & 0xFFFFFFFFFFFFFULL;
+        return s + (frac > max_frac);
+    case SW_RULE_EVEN:
+        /* amax rounded to the element's mantissa bits (half up) */
+        return s + ((frac + (1ULL << (51 - sw_codecblock_elem_mbits(e)))) >> 52 != 0);
+    default:    /* SW_RULE_FLOOR */
+        return s;
+    }
+}
+
+/* The code of the scale 2**se (clamped to the scale format's range), and
+ * the clamped exponent. */
+static uint64_t
+sw_codecblock_pow2_code(const sw_codec_block *b, int *se)
+{
+    const sw_codec_fmt *s = &b->scale[0];
+    sw_codec_opts o;
+    int is_nan;
+
+    if (*se < s->emin) {
+        *se = s->emin;
+    }
+    if (*se > s->emax) {
+        *se = s->emax;
+    }
+    memset(&o, 0, sizeof(o));
+    o.rounding = SW_ROUND_NEAREST_EVEN;
+    o.overflow = SW_OVERFLOW_SATURATE;
+    return sw_codec_encode_double(s, &o, sw_codec_pow2(*se), 0, 0, &is_nan);
+}
+
+/* ---- the passes ---------------------------------------------------------------- */
+
+static inline void
+sw_codecblock_store(unsigned char *dst, int size, size_t i, uint64_t code)
+{
+    uint8_t v8 = (uint8_t)code;
+    uint16_t v16 = (uint16_t)code;
+    uint32_t v32 = (uint32_t)code;
+
+    switch (size) {
+    case 1:
+        memcpy(dst + i, &v8, 1);
+        break;
+    case 2:
+        memcpy(dst + 2 * i, &v16, 2);
+        break;
+    case 4:
+        memcpy(dst + 4 * i, &v32, 4);
+        break;
+    default:
+        memcpy(dst + 8 * i, &code, 8);
+        break;
+    }
+}
+
+static inline uint64_t
+sw_codecblock_load(const unsigned char *src, int size, size_t i)
+{
+    uint8_t v8;
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
+
+    switch (size) {
+    case 1:
+        memcpy(&v8, src + i, 1);
+        return v8;
+    case 2:
+        memcpy(&v16, src + 2 * i, 2);
+        return v16;
+    case 4:
+        memcpy(&v32, src + 4 * i, 4);
+        return v32;
+    default:
+        memcpy(&v64, src + 8 * i, 8);
+        return v64;
+    }
+}
+
+static int
+sw_codecblock_code_size(int bits)
+{
+    return bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : 8;
+}
+
+/* The element's code for a block whose scale is NaN: the element
+ * format's NaN, else zero (a NaN scale makes every element NaN). */
+static uint64_t
+sw_codecblock_nan_element(const sw_codec_fmt *e)
+{
+    return e->kind == SW_NUM_FLOAT && e->has_nan ? e->nan_pos : 0;
+}
+
+/* The tensor's largest finite magnitude, as a float32 (float scales). */
+static float
+sw_codecblock_tensor_amax(const float *src, size_t n)
+{
+    uint32_t m = 0;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        uint32_t a = sw_codecblock_fbits(src[i]) & 0x7FFFFFFFu;
+        a = a < 0x7F800000u ? a : 0;
+        m = a > m ? a : m;
+    }
+    return sw_codecblock_from_fbits(m);
+}
+
+/* Float scales: the whole-tensor scale g (level 1), the block's scale
+ * code and the reciprocal its elements are multiplied by, as NVIDIA's
+ * recipe computes them in float32. */
+static uint64_t
+sw_codecblock_float_scale(const sw_codec_block *b, float g, float amax,
+                          float *recip)
+{
+    const sw_codec_fmt *s = &b->scale[0];
+    sw_codec_opts o;
+    float bs, sc, dec;
+    double lo = sw_codec_pow2(s->emin);     /* the smallest normal scale */
+    uint64_t code;
+    int is_nan;
+
+    bs = amax / (float)sw_codecblock_elem_max(&b->elem);
+    sc = bs / g;
+    /* clamped to [the smallest normal scale, the largest], as torchao
+     * clamps to [finfo.tiny, finfo.max] */
+    if (!(sc >= (float)lo)) {
+        sc = (float)lo;
+    }
+    if (sc > (float)s->max_finite) {
+        sc = (float)s->max_finite;
+    }
+    memset(&o, 0, sizeof(o));
+    o.rounding = SW_ROUND_NEAREST_EVEN;
+    o.overflow = SW_OVERFLOW_SATURATE;
+    code = sw_codec_encode_double(s, &o, (double)sc, 0, 0, &is_nan);
+    dec = (float)sw_codec_decode_double(s, code);
+    *recip = (1.0f / g) / dec;
+    return code;
+}
+
+void
+sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
+                  size_t length, unsigned char *elem, unsigned char *scale0,
+                  unsigned char *scale1)
+{
+    const sw_codec_fmt *e = &b->elem;
+    size_t nb = length == 0 ? 0 : (length - 1) / b->block + 1;
+    size_t row_bytes = b->packed ? sw_codec_row_bytes(e->bits, length)
+                                 : length * (size_t)sw_codecblock_code_size(e->bits);
+    int esize = sw_codecblock_code_size(e->bits);
+    int ssize = sw_codecblock_code_size(b->scale[0].bits);
+    int mbits_int = e->kind == SW_NUM_INT ? e->bits - 2 : 0;
+    sw_codec_opts eo;
+    float g = 1.0f;
+    size_t r, j, i;
+    int is_nan;
+    int f32 = b->source == SW_SRC_F32;
+    int fast = f32 && b->rounding == SW_ROUND_NEAREST_EVEN;
+    unsigned char chunk[256 * 8];
+
+    memset(&eo, 0, sizeof(eo));
+    eo.rounding = b->rounding;
+    eo.overflow = SW_OVERFLOW_SATURATE;
+    eo.seed = b->seed;
+    fast = fast && sw_codec_fast_f32(e, &eo);
+
+    if (!b->pow2) {
+        /* the whole-tensor scale: amax / (largest element * largest scale) */
+        if (b->whole) {
+            float t = sw_codecblock_tensor_amax((const float *)src, rows * length);
+            if (t > 0.0f) {
+                g = t / (float)(sw_codecblock_elem_max(e) * b->scale[0].max_finite);
+            }
+            if (!(g > 0.0f)) {
+                g = 1.0f;   /* all zero (or underflowed): 1.0, finite */
+            }
+            sw_codecblock_store(scale1, sw_codecblock_code_size(b->scale[1].bits), 0,
+                                b->scale[1].bits == 32 ? sw_codecblock_fbits(g)
+                                : sw_codec_encode_double(&b->scale[1], &eo, (double)g,
+                                                         0, 0, &is_nan));
+        }
+    }
+
+    for (r = 0; r < rows; r++) {
+        const char *row = (const char *)src + r * length * (f32 ? 4 : 8);
+        unsigned char *erow = elem + r * row_bytes;
+
+        if (b->packed) {
+            memset(erow, 0, row_bytes);     /* packing ORs the codes in */
+        }
+        for (j = 0; j < nb; j++) {
+            size_t start = j * b->block;
+            size_t end = start + b->block < length ? start + b->block : length;
+            size_t count = end - start;
+            uint64_t scode = 0;
+            int se = 0, special;
+            float recip = 1.0f;
+
+            if (f32) {
+                uint32_t a = sw_codecblock_amax32((const float *)row + start, count);
+                special = a >= 0x7F800000u;
+                if (!special && b->pow2 && a != 0) {
+                    double amax = (double)sw_codecblock_from_fbits(a);
+                    se = sw_codecblock_shared_exponent(b, sw_codecblock_dbits(amax));
+                }
+                else if (!special && b->pow2) {
+                    se = -100000;   /* all zero: the smallest scale */
+                }
+                if (!special && !b->pow2) {
+                    scode = sw_codecblock_float_scale(b, g, sw_codecblock_from_fbits(a),
+                                                      &recip);
+                }
+            }
+            else {
+                uint64_t a = sw_codecblock_amax64((const double *)row + start, count);
+                special = a >= 0x7FF0000000000000ULL;
+                if (!special && a != 0) {
+                    se = sw_codecblock_shared_exponent(b, a);
+                }
+                else if (!special) {
+                    se = -100000;
+                }
+            }
+            if (special) {
+                scode = b->scale[0].has_nan ? b->scale[0].nan_pos : b->scale[0].max_mag;
+            }
+            else if (b->pow2) {
+                scode = sw_codecblock_pow2_code(b, &se);
+            }
+            sw_codecblock_store(scale0, ssize, r * nb + j, scode);
+
+            /* the elements, a chunk at a time */
+            for (i = start; i < end; i += 256) {
+                size_t m = end - i < 256 ? end - i : 256, t;
+                unsigned char *out = b->packed ? chunk : erow + i * (size_t)esize;
+                sw_codec_fast k;
+                int use_fast = 0;
+
+                if (special) {
+                    for (t = 0; t < m; t++) {
+                        sw_codecblock_store(out, esize, t, sw_codecblock_nan_element(e));
+                    }
+                }
+                else if (!b->pow2) {
+                    const float *x = (const float *)row + i;
+                    use_fast = fast && sw_codec_fast_init(&k, e, &eo, 0) == 0;
+                    for (t = 0; t < m; t++) {
+                        float y = x[t] * recip;
+                        uint64_t code = use_fast
+                            ? sw_codec_fast_one(&k, sw_codecblock_fbits(y))
+                            : sw_codec_encode_double(e, &eo, (double)y, -mbits_int,
+                                                     r * length + i + t, &is_nan);
+                        sw_codecblock_store(out, esize, t, code);
+                    }
+                }
+                else {
+                    use_fast = fast && sw_codec_fast_init(&k, e, &eo, se) == 0;
+                    if (use_fast && esize == 1) {
+                        const uint32_t *x = (const uint32_t *)((const float *)row + i);
+                        for (t = 0; t < m; t++) {
+                            uint32_t u;
+                            memcpy(&u, x + t, 4);
+                            out[t] = (unsigned char)sw_codec_fast_one(&k, u);
+                        }
+                    }
+                    else {
+                        for (t = 0; t < m; t++) {
+                            double x = f32 ? (double)((const float *)row)[i + t]
+                                           : ((const double *)row)[i + t];
+                            uint64_t code = sw_codec_encode_double(
+                                e, &eo, x, se - mbits_int, r * length + i + t, &is_nan);
+                            if (e->kind == SW_NUM_INT && code == (1ULL << (e->bits - 1))) {
+                                code += 1;      /* symmetric: -(2**(bits-1) - 1) */
+                            }
+                            sw_codecblock_store(out, esize, t, code);
+                        }
+                    }
+                }
+                if (b->packed) {
+                    sw_codec_pack_at(chunk, esize, e->bits, m, erow, i);
+                }
+            }
+        }
+    }
+}
+
+int
+sw_codec_dequantize(const sw_codec_block *b, const unsigned char *elem,
+                    const unsigned char *scale0, const unsigned char *scale1,
+                    size_t rows, size_t length, void *dst, int to_f64,
+                    size_t *bad_index)
+{
+    const sw_codec_fmt *e = &b->elem;
+    size_t nb = length == 0 ? 0 : (length - 1) / b->block + 1;
+    size_t row_bytes = b->packed ? sw_codec_row_bytes(e->bits, length)
+                                 : length * (size_t)sw_codecblock_code_size(e->bits);
+    int esize = sw_codecblock_code_size(e->bits);
+    int ssize = sw_codecblock_code_size(b->scale[0].bits);
+    double g = 1.0, evalues[256];
+    size_t r, j, i, c;
+    int table = e->bits <= 8;
+    unsigned char codes[256 * 8];
+
+    if (table) {
+        for (c = 0; c < ((size_t)1 << e->bits); c++) {
+            evalues[c] = sw_codec_decode_double(e, c);
+            if (e->kind == SW_NUM_INT) {
+                evalues[c] *= sw_codec_pow2(-(e->bits - 2));
+            }
+        }
+    }
+    if (b->whole) {
+        g = sw_codec_decode_double(&b->scale[1],
+                                   sw_codecblock_load(scale1, sw_codecblock_code_size(b->scale[1].bits), 0));
+        if (!(g - g == 0.0) && b->nonfinite_error) {
+            *bad_index = 0;
+            return SW_CODEC_NONFINITE_SCALE;
+        }
+    }
+    for (r = 0; r < rows; r++) {
+        const unsigned char *erow = elem + r * row_bytes;
+
+        for (j = 0; j < nb; j++) {
+            size_t start = j * b->block;
+            size_t end = start + b->block < length ? start + b->block : length;
+            double scale = sw_codec_decode_double(&b->scale[0],
+                                                  sw_codecblock_load(scale0, ssize, r * nb + j)) * g;
+
+            if (!(scale - scale == 0.0) && b->nonfinite_error) {
+                *bad_index = r * nb + j;
+                return SW_CODEC_NONFINITE_SCALE;
+            }
+            for (i = start; i < end; i += 256) {
+                size_t m = end - i < 256 ? end - i : 256, t;
+                const unsigned char *src = erow + i * (size_t)esize;
+
+                if (b->packed) {
+                    sw_codec_unpack_at(erow, e->bits, i, m, codes, esize);
+                    src = codes;
+                }
+                for (t = 0; t < m; t++) {
+                    uint64_t code = sw_codecblock_load(src, esize, t) & e->mask;
+                    double v = table ? evalues[code] : sw_codec_decode_double(e, code);
+                    if (!table && e->kind == SW_NUM_INT) {
+                        v *= sw_codec_pow2(-(e->bits - 2));
+                    }
+                    v *= scale;
+                    if (to_f64) {
+                        ((double *)dst)[r * length + i + t] = v;
+                    }
+                    else {
+                        ((float *)dst)[r * length + i + t] = (float)v;
+                    }
+                }
+            }
+        }
+    }
+    return SW_CODEC_OK;
+}
