@@ -191,7 +191,8 @@ def _values(func: str, values: object) -> tuple[Any, int, tuple[int, ...]]:
             values = np.asarray(values, dtype=np.float64)
         else:
             with view:
-                fmt = view.format.lstrip("@=<")
+                given = view.format
+                fmt = given.lstrip("@=<")
                 shape = tuple(view.shape or ())
                 contiguous = view.c_contiguous
             if not contiguous:
@@ -200,7 +201,7 @@ def _values(func: str, values: object) -> tuple[Any, int, tuple[int, ...]]:
             if fmt not in kinds:
                 raise TypeError(
                     f"{func}: values must hold float32, float64 or float16 "
-                    f"(buffer format 'f', 'd' or 'e'), got format {view.format!r}"
+                    f"(buffer format 'f', 'd' or 'e'), got format {given!r}"
                 )
             return values, kinds[fmt], shape
     array = values

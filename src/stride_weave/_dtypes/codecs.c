@@ -166,15 +166,33 @@ sw_codecs_view(PyObject *obj, Py_buffer *view, int writable, const char *func,
     view->obj = NULL;
     if (PyObject_GetBuffer(obj, view, flags) < 0) {
         view->obj = NULL;
-        /* The exporter's own refusal becomes ours; anything else (an
-         * exporter's __buffer__ raising, MemoryError) propagates. */
-        if (PyErr_ExceptionMatches(PyExc_BufferError)
-            || PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear();
+        /* The exporter's refusal becomes a TypeError naming the
+         * argument, caused by the exporter's own error (numpy raises
+         * ValueError for a non-contiguous array, memoryview and bytes
+         * BufferError); anything else (MemoryError) propagates. */
+        if (PyErr_ExceptionMatches(PyExc_TypeError)
+            || PyErr_ExceptionMatches(PyExc_ValueError)
+            || PyErr_ExceptionMatches(PyExc_BufferError)) {
+            PyObject *type, *cause, *tb, *exc_type, *exc, *exc_tb;
+            PyErr_Fetch(&type, &cause, &tb);
+            PyErr_NormalizeException(&type, &cause, &tb);
+            if (tb != NULL && cause != NULL) {
+                PyException_SetTraceback(cause, tb);
+            }
             PyErr_Format(PyExc_TypeError,
                          "%s: %s must be a C-contiguous%s buffer, got %.100s",
                          func, arg, writable ? " writable" : "",
                          Py_TYPE(obj)->tp_name);
+            PyErr_Fetch(&exc_type, &exc, &exc_tb);
+            PyErr_NormalizeException(&exc_type, &exc, &exc_tb);
+            if (exc != NULL && cause != NULL) {
+                PyException_SetCause(exc, cause);       /* steals cause */
+                cause = NULL;
+            }
+            PyErr_Restore(exc_type, exc, exc_tb);
+            Py_XDECREF(type);
+            Py_XDECREF(cause);
+            Py_XDECREF(tb);
         }
         return -1;
     }
