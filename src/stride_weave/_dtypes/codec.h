@@ -64,6 +64,17 @@ typedef enum {
     SW_CODEC_NONFINITE_SCALE,   /* a scale plane holds a non-finite code */
 } sw_codec_status;
 
+/* The hot loops are compiled twice on x86-64 (GCC or Clang): for the
+ * baseline and for AVX2, picked once at load time by the dynamic linker
+ * (an ifunc), so wheels built for the baseline use wider vectors where the
+ * machine has them.  Elsewhere: the baseline only. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) \
+    && !defined(__SANITIZE_ADDRESS__) && !defined(SW_CODEC_NO_CLONES)
+#  define SW_CODEC_HOT __attribute__((target_clones("avx2", "default")))
+#else
+#  define SW_CODEC_HOT
+#endif
+
 /* Everything the kernels need to know about one format, derived from its
  * numeric record once per call (sw_codec_fmt_init). */
 typedef struct {
@@ -133,14 +144,29 @@ typedef struct {
     uint32_t sign;          /* the format's sign bit */
     uint32_t neg_zero;      /* the sign bit where -0 exists, else 0 */
     int sh;                 /* 23 - p */
+    int emin, p, bias;      /* the format's, for sw_codec_fast_rescale */
 } sw_codec_fast;
 
 /* One float32 (bits `u`) through the fast converter: nearest-even, the
- * specials and overflow by table, every step a select. */
+ * specials and overflow chosen by sign with masks, every step a select. */
+/* All ones when `c` holds, else zero. */
+static inline uint32_t
+sw_codec_mask(int c)
+{
+    return 0u - (uint32_t)(c != 0);
+}
+
+/* `x` where mask `m` is set, else `y`. */
+static inline uint32_t
+sw_codec_select(uint32_t m, uint32_t x, uint32_t y)
+{
+    return (x & m) | (y & ~m);
+}
+
 static inline uint32_t
 sw_codec_fast_one(const sw_codec_fast *k, uint32_t u)
 {
-    uint32_t a = u & 0x7FFFFFFFu, s = u >> 31, n, d, mag, sgn, res;
+    uint32_t a = u & 0x7FFFFFFFu, neg = 0u - (u >> 31), n, d, mag, res;
     float sum;
 
     n = a - k->c;
@@ -149,12 +175,15 @@ sw_codec_fast_one(const sw_codec_fast *k, uint32_t u)
      * format's subnormal quantum, the ulp of `magic` */
     sum = sw_codec_from_fbits(a) + sw_codec_from_fbits(k->magic_bits);
     d = sw_codec_fbits(sum) - k->magic_bits;
-    mag = a >= k->t ? n : d;
-    sgn = s ? (mag != 0 ? k->sign : k->neg_zero) : 0;
-    res = mag | sgn;
-    res = mag > k->max_mag ? k->ovf[s] : res;
-    res = a == 0x7F800000u ? k->inf[s] : res;
-    res = a > 0x7F800000u ? k->nan[s] : res;
+    /* every value compared is under 2**31: signed compares vectorize */
+    mag = sw_codec_select(sw_codec_mask((int32_t)a >= (int32_t)k->t), n, d);
+    res = mag | (sw_codec_select(sw_codec_mask(mag != 0), k->sign, k->neg_zero) & neg);
+    res = sw_codec_select(sw_codec_mask((int32_t)mag > (int32_t)k->max_mag),
+                          sw_codec_select(neg, k->ovf[1], k->ovf[0]), res);
+    res = sw_codec_select(sw_codec_mask(a == 0x7F800000u),
+                          sw_codec_select(neg, k->inf[1], k->inf[0]), res);
+    res = sw_codec_select(sw_codec_mask((int32_t)a > 0x7F800000),
+                          sw_codec_select(neg, k->nan[1], k->nan[0]), res);
     return res;
 }
 
@@ -172,6 +201,7 @@ double sw_codec_pow2(int k);
 int sw_codec_fast_f32(const sw_codec_fmt *f, const sw_codec_opts *o);
 int sw_codec_fast_init(sw_codec_fast *k, const sw_codec_fmt *f,
                        const sw_codec_opts *o, int se);
+int sw_codec_fast_rescale(sw_codec_fast *k, int se);
 int sw_codec_encode(const sw_codec_fmt *f, const sw_codec_opts *o, int source,
                     const void *src, void *dst, int dst_size, size_t n,
                     size_t *bad_index);

@@ -86,17 +86,17 @@ sw_codecblock_elem_max(const sw_codec_fmt *e)
 /* The bits of max |x| over n float32 (NaN propagates: its magnitude bits
  * compare above every other value's), as an integer maximum the compiler
  * vectorizes. */
-static uint32_t
+SW_CODEC_HOT static uint32_t
 sw_codecblock_amax32(const float *src, size_t n)
 {
-    uint32_t m = 0;
+    int32_t m = 0;      /* magnitudes are below 2**31: signed compares */
     size_t i;
 
     for (i = 0; i < n; i++) {
-        uint32_t a = sw_codecblock_fbits(src[i]) & 0x7FFFFFFFu;
+        int32_t a = (int32_t)(sw_codecblock_fbits(src[i]) & 0x7FFFFFFFu);
         m = a > m ? a : m;
     }
-    return m;
+    return (uint32_t)m;
 }
 
 static uint64_t
@@ -227,6 +227,61 @@ sw_codecblock_code_size(int bits)
     return bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : 8;
 }
 
+/* The elements of a block through the fast converter: contiguous loops
+ * over local constants (byte stores cannot alias them), which the
+ * compiler vectorizes. */
+SW_CODEC_HOT static void
+sw_codecblock_fast_plain(const sw_codec_fast *k, const float *x,
+                         unsigned char *restrict out, size_t m)
+{
+    const sw_codec_fast kk = *k;
+    size_t t;
+
+    for (t = 0; t < m; t++) {
+        out[t] = (unsigned char)sw_codec_fast_one(&kk, sw_codec_fbits(x[t]));
+    }
+}
+
+SW_CODEC_HOT static void
+sw_codecblock_fast_scaled(const sw_codec_fast *k, const float *x, float recip,
+                          unsigned char *restrict out, size_t m)
+{
+    const sw_codec_fast kk = *k;
+    size_t t;
+
+    for (t = 0; t < m; t++) {
+        out[t] = (unsigned char)sw_codec_fast_one(&kk, sw_codec_fbits(x[t] * recip));
+    }
+}
+
+/* ... and packed two to a byte (4-bit elements, m even or the row's
+ * end), in one pass over a local buffer; `recip` 0 means unscaled. */
+SW_CODEC_HOT static void
+sw_codecblock_fast_nibbles(const sw_codec_fast *k, const float *x, float recip,
+                           unsigned char *restrict out, size_t m)
+{
+    const sw_codec_fast kk = *k;
+    unsigned char codes[256];
+    size_t t;
+
+    if (recip != 0.0f) {
+        for (t = 0; t < m; t++) {
+            codes[t] = (unsigned char)sw_codec_fast_one(&kk, sw_codec_fbits(x[t] * recip));
+        }
+    }
+    else {
+        for (t = 0; t < m; t++) {
+            codes[t] = (unsigned char)sw_codec_fast_one(&kk, sw_codec_fbits(x[t]));
+        }
+    }
+    for (t = 0; t < m / 2; t++) {
+        out[t] = (unsigned char)((codes[2 * t] & 0x0F) | (codes[2 * t + 1] << 4));
+    }
+    if (m % 2) {
+        out[m / 2] = codes[m - 1] & 0x0F;
+    }
+}
+
 /* The element's code for a block whose scale is NaN: the element
  * format's NaN, else zero (a NaN scale makes every element NaN). */
 static uint64_t
@@ -236,51 +291,305 @@ sw_codecblock_nan_element(const sw_codec_fmt *e)
 }
 
 /* The tensor's largest finite magnitude, as a float32 (float scales). */
-static float
+SW_CODEC_HOT static float
 sw_codecblock_tensor_amax(const float *src, size_t n)
 {
-    uint32_t m = 0;
+    int32_t m = 0;
     size_t i;
 
     for (i = 0; i < n; i++) {
-        uint32_t a = sw_codecblock_fbits(src[i]) & 0x7FFFFFFFu;
-        a = a < 0x7F800000u ? a : 0;
+        int32_t a = (int32_t)(sw_codecblock_fbits(src[i]) & 0x7FFFFFFFu);
+        a &= -(int32_t)(a < 0x7F800000);    /* infinities and NaNs count as 0 */
         m = a > m ? a : m;
     }
-    return sw_codecblock_from_fbits(m);
+    return sw_codecblock_from_fbits((uint32_t)m);
 }
 
-/* Float scales: the whole-tensor scale g (level 1), the block's scale
- * code and the reciprocal its elements are multiplied by, as NVIDIA's
- * recipe computes them in float32. */
-static uint64_t
-sw_codecblock_float_scale(const sw_codec_block *b, float g, float amax,
-                          float *recip)
+/* What float scales need, set once per call: the scale format's
+ * converter (saturating, nearest-even) and the float32 value of each of
+ * its codes. */
+typedef struct {
+    sw_codec_fast k;
+    int fast;
+    float values[256];
+    float lo, hi, elem_max;
+} sw_codecblock_floats;
+
+static void
+sw_codecblock_floats_init(sw_codecblock_floats *fs, const sw_codec_block *b)
 {
     const sw_codec_fmt *s = &b->scale[0];
     sw_codec_opts o;
-    float bs, sc, dec;
-    double lo = sw_codec_pow2(s->emin);     /* the smallest normal scale */
-    uint64_t code;
-    int is_nan;
+    size_t c;
 
-    bs = amax / (float)sw_codecblock_elem_max(&b->elem);
-    sc = bs / g;
-    /* clamped to [the smallest normal scale, the largest], as torchao
-     * clamps to [finfo.tiny, finfo.max] */
-    if (!(sc >= (float)lo)) {
-        sc = (float)lo;
-    }
-    if (sc > (float)s->max_finite) {
-        sc = (float)s->max_finite;
-    }
     memset(&o, 0, sizeof(o));
     o.rounding = SW_ROUND_NEAREST_EVEN;
     o.overflow = SW_OVERFLOW_SATURATE;
-    code = sw_codec_encode_double(s, &o, (double)sc, 0, 0, &is_nan);
-    dec = (float)sw_codec_decode_double(s, code);
+    fs->fast = sw_codec_fast_f32(s, &o) && sw_codec_fast_init(&fs->k, s, &o, 0) == 0;
+    if (s->bits <= 8) {
+        for (c = 0; c < ((size_t)1 << s->bits); c++) {
+            fs->values[c] = (float)sw_codec_decode_double(s, c);
+        }
+    }
+    /* clamped to [the smallest normal scale, the largest], as torchao
+     * clamps to [finfo.tiny, finfo.max] */
+    fs->lo = (float)sw_codec_pow2(s->emin);
+    fs->hi = (float)s->max_finite;
+    fs->elem_max = (float)sw_codecblock_elem_max(&b->elem);
+}
+
+/* Float scales: the block's scale code and the reciprocal its elements
+ * are multiplied by, as NVIDIA's recipe computes them in float32, under
+ * the whole-tensor scale g. */
+static uint64_t
+sw_codecblock_float_scale(const sw_codec_block *b, const sw_codecblock_floats *fs,
+                          float g, float amax, float *recip)
+{
+    const sw_codec_fmt *s = &b->scale[0];
+    float sc = (amax / fs->elem_max) / g, dec;
+    uint64_t code;
+
+    if (!(sc >= fs->lo)) {
+        sc = fs->lo;
+    }
+    if (sc > fs->hi) {
+        sc = fs->hi;
+    }
+    if (fs->fast) {
+        code = sw_codec_fast_one(&fs->k, sw_codec_fbits(sc));
+    }
+    else {
+        sw_codec_opts o;
+        int is_nan;
+
+        memset(&o, 0, sizeof(o));
+        o.rounding = SW_ROUND_NEAREST_EVEN;
+        o.overflow = SW_OVERFLOW_SATURATE;
+        code = sw_codec_encode_double(s, &o, (double)sc, 0, 0, &is_nan);
+    }
+    dec = s->bits <= 8 ? fs->values[code] : (float)sw_codec_decode_double(s, code);
     *recip = (1.0f / g) / dec;
     return code;
+}
+
+/* The code of the scale 2**se of a power-of-two format: the exponent
+ * field itself for an unsigned format without zero (E8M0). */
+static inline uint64_t
+sw_codecblock_pow2_fast(const sw_codec_block *b, int *se)
+{
+    const sw_codec_fmt *s = &b->scale[0];
+
+    if (!s->has_zero && !s->is_signed) {
+        if (*se < s->emin) {
+            *se = s->emin;
+        }
+        if (*se > s->emax) {
+            *se = s->emax;
+        }
+        return (uint64_t)(*se - s->emin);
+    }
+    return sw_codecblock_pow2_code(b, se);
+}
+
+/* The elements [i, i + m) of a row (one block's chunk) into `out`, one
+ * code each, divided by the block's scale: 2**se, or multiplied by
+ * `recip` (float scales). */
+static inline void
+sw_codecblock_elements(const sw_codec_block *b, const sw_codec_opts *eo,
+                       sw_codec_fast *k, int fast, const char *row, size_t i,
+                       size_t m, int special, int se, float recip,
+                       size_t index, unsigned char *out)
+{
+    const sw_codec_fmt *e = &b->elem;
+    int esize = sw_codecblock_code_size(e->bits);
+    int mbits_int = e->kind == SW_NUM_INT ? e->bits - 2 : 0;
+    int f32 = b->source == SW_SRC_F32, is_nan;
+    size_t t;
+
+    if (special) {
+        for (t = 0; t < m; t++) {
+            sw_codecblock_store(out, esize, t, sw_codecblock_nan_element(e));
+        }
+        return;
+    }
+    if (!b->pow2) {
+        const float *x = (const float *)row + i;
+        if (fast && esize == 1) {
+            sw_codecblock_fast_scaled(k, x, recip, out, m);
+            return;
+        }
+        for (t = 0; t < m; t++) {
+            sw_codecblock_store(out, esize, t, sw_codec_encode_double(
+                e, eo, (double)(x[t] * recip), -mbits_int, index + t, &is_nan));
+        }
+        return;
+    }
+    if (fast && esize == 1 && sw_codec_fast_rescale(k, se) == 0) {
+        sw_codecblock_fast_plain(k, (const float *)row + i, out, m);
+        return;
+    }
+    for (t = 0; t < m; t++) {
+        double x = f32 ? (double)((const float *)row)[i + t] : ((const double *)row)[i + t];
+        uint64_t code = sw_codec_encode_double(e, eo, x, se - mbits_int, index + t,
+                                               &is_nan);
+        if (e->kind == SW_NUM_INT && code == (1ULL << (e->bits - 1))) {
+            code += 1;      /* symmetric: -(2**(bits-1) - 1) */
+        }
+        sw_codecblock_store(out, esize, t, code);
+    }
+}
+
+/* The common formats, a row at a time in one function (no call per
+ * block): float32 input, nearest-even elements through the fast
+ * converter, blocks of an even size up to 256, 4-bit elements packed or
+ * 8-bit ones.  MX: power-of-two scales of an E8M0-like format. */
+SW_CODEC_HOT static void
+sw_codecblock_mx_row(const sw_codec_block *b, const sw_codec_opts *eo,
+                     sw_codec_fast *k, const float *x, size_t length,
+                     unsigned char *restrict erow, unsigned char *restrict srow,
+                     size_t index)
+{
+    const sw_codec_fmt *e = &b->elem;
+    size_t start, j, t, block = b->block;
+    int bits4 = e->bits == 4;
+    unsigned char codes[256];
+
+    for (j = 0, start = 0; start < length; j++, start += block) {
+        size_t m = length - start < block ? length - start : block;
+        int32_t am = 0;
+        int se;
+
+        for (t = 0; t < m; t++) {
+            int32_t a = (int32_t)(sw_codec_fbits(x[start + t]) & 0x7FFFFFFFu);
+            am = a > am ? a : am;
+        }
+        if (am >= 0x7F800000) {
+            srow[j] = (unsigned char)b->scale[0].nan_pos;
+            memset(codes, (int)sw_codecblock_nan_element(e), m);
+        }
+        else {
+            se = am != 0 ? sw_codecblock_shared_exponent(
+                               b, sw_codecblock_dbits((double)sw_codec_from_fbits((uint32_t)am)))
+                         : -100000;
+            srow[j] = (unsigned char)sw_codecblock_pow2_fast(b, &se);
+            if (sw_codec_fast_rescale(k, se) == 0) {
+                const sw_codec_fast kk = *k;
+                for (t = 0; t < m; t++) {
+                    codes[t] = (unsigned char)sw_codec_fast_one(&kk, sw_codec_fbits(x[start + t]));
+                }
+            }
+            else {
+                sw_codecblock_elements(b, eo, k, 0, (const char *)x, start, m, 0, se, 1.0f,
+                                       index + start, codes);
+            }
+        }
+        if (bits4) {
+            unsigned char *out = erow + start / 2;
+            for (t = 0; t < m / 2; t++) {
+                out[t] = (unsigned char)((codes[2 * t] & 0x0F) | (codes[2 * t + 1] << 4));
+            }
+            if (m % 2) {
+                out[m / 2] = codes[m - 1] & 0x0F;
+            }
+        }
+        else {
+            memcpy(erow + start, codes, m);
+        }
+    }
+}
+
+/* ... and float scales (NVFP4): NVIDIA's recipe, for up to 16 blocks at
+ * a time, so that the scales' divisions and conversions vectorize too. */
+static inline void
+sw_codecblock_float_row_body(const sw_codec_block *b, const sw_codec_fast *k,
+                             const sw_codecblock_floats *fs, float g, const float *x,
+                             size_t length, unsigned char *restrict erow,
+                             unsigned char *restrict srow, size_t block)
+{
+    const sw_codec_fast kk = *k, ks = fs->k;
+    size_t start, t, nblocks, q;
+    int bits4 = b->elem.bits == 4;
+    float inv_g = 1.0f / g, lo = fs->lo, hi = fs->hi, emax = fs->elem_max;
+    unsigned char nan_elem = (unsigned char)sw_codecblock_nan_element(&b->elem);
+    unsigned char codes[256], scodes[16];
+    float recips[16];
+    int32_t amax[16];
+
+    for (start = 0; start < length; start += 256 / block * block) {
+        size_t span = length - start < 256 / block * block ? length - start
+                                                           : 256 / block * block;
+        int special = 0;
+
+        nblocks = (span + block - 1) / block;
+        for (q = 0; q < nblocks; q++) {
+            size_t m = span - q * block < block ? span - q * block : block;
+            const float *xb = x + start + q * block;
+            int32_t am = 0;
+            for (t = 0; t < m; t++) {
+                int32_t a = (int32_t)(sw_codec_fbits(xb[t]) & 0x7FFFFFFFu);
+                am = a > am ? a : am;
+            }
+            amax[q] = am;
+            special |= am >= 0x7F800000;
+        }
+        for (q = 0; q < nblocks; q++) {
+            float sc = (sw_codec_from_fbits((uint32_t)amax[q]) / emax) / g;
+            sc = sc >= lo ? sc : lo;
+            sc = sc > hi ? hi : sc;
+            scodes[q] = (unsigned char)sw_codec_fast_one(&ks, sw_codec_fbits(sc));
+        }
+        for (q = 0; q < nblocks; q++) {
+            recips[q] = inv_g / fs->values[scodes[q]];
+        }
+        for (q = 0; q < nblocks; q++) {
+            size_t m = span - q * block < block ? span - q * block : block;
+            const float *xb = x + start + q * block;
+            unsigned char *cb = codes + q * block;
+            float recip = recips[q];
+            for (t = 0; t < m; t++) {
+                cb[t] = (unsigned char)sw_codec_fast_one(&kk, sw_codec_fbits(xb[t] * recip));
+            }
+        }
+        if (special) {
+            /* a block holding an infinity or a NaN: the NaN scale */
+            for (q = 0; q < nblocks; q++) {
+                if (amax[q] >= 0x7F800000) {
+                    size_t m = span - q * block < block ? span - q * block : block;
+                    scodes[q] = (unsigned char)b->scale[0].nan_pos;
+                    memset(codes + q * block, nan_elem, m);
+                }
+            }
+        }
+        memcpy(srow + start / block, scodes, nblocks);
+        if (bits4) {
+            unsigned char *out = erow + start / 2;
+            for (t = 0; t < span / 2; t++) {
+                out[t] = (unsigned char)((codes[2 * t] & 0x0F) | (codes[2 * t + 1] << 4));
+            }
+            if (span % 2) {
+                out[span / 2] = codes[span - 1] & 0x0F;
+            }
+        }
+        else {
+            memcpy(erow + start, codes, span);
+        }
+    }
+}
+
+/* NVFP4's block of 16 as a constant (the inner loops unroll), and any
+ * other even block. */
+SW_CODEC_HOT static void
+sw_codecblock_float_row(const sw_codec_block *b, const sw_codec_fast *k,
+                        const sw_codecblock_floats *fs, float g, const float *x,
+                        size_t length, unsigned char *restrict erow,
+                        unsigned char *restrict srow)
+{
+    if (b->block == 16) {
+        sw_codecblock_float_row_body(b, k, fs, g, x, length, erow, srow, 16);
+    }
+    else {
+        sw_codecblock_float_row_body(b, k, fs, g, x, length, erow, srow, b->block);
+    }
 }
 
 void
@@ -290,137 +599,115 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
 {
     const sw_codec_fmt *e = &b->elem;
     size_t nb = length == 0 ? 0 : (length - 1) / b->block + 1;
-    size_t row_bytes = b->packed ? sw_codec_row_bytes(e->bits, length)
-                                 : length * (size_t)sw_codecblock_code_size(e->bits);
     int esize = sw_codecblock_code_size(e->bits);
+    size_t row_bytes = b->packed ? sw_codec_row_bytes(e->bits, length)
+                                 : length * (size_t)esize;
     int ssize = sw_codecblock_code_size(b->scale[0].bits);
-    int mbits_int = e->kind == SW_NUM_INT ? e->bits - 2 : 0;
     sw_codec_opts eo;
+    sw_codec_fast k;
+    sw_codecblock_floats fs;
     float g = 1.0f;
     size_t r, j, i;
-    int is_nan;
+    int is_nan, fast, nibbles, rowwise;
     int f32 = b->source == SW_SRC_F32;
-    int fast = f32 && b->rounding == SW_ROUND_NEAREST_EVEN;
     unsigned char chunk[256 * 8];
 
     memset(&eo, 0, sizeof(eo));
     eo.rounding = b->rounding;
     eo.overflow = SW_OVERFLOW_SATURATE;
     eo.seed = b->seed;
-    fast = fast && sw_codec_fast_f32(e, &eo);
-
+    fast = f32 && sw_codec_fast_f32(e, &eo) && sw_codec_fast_init(&k, e, &eo, 0) == 0;
+    nibbles = fast && b->packed && e->bits == 4;
     if (!b->pow2) {
+        sw_codecblock_floats_init(&fs, b);
+    }
+    if (!b->pow2 && b->whole) {
         /* the whole-tensor scale: amax / (largest element * largest scale) */
-        if (b->whole) {
-            float t = sw_codecblock_tensor_amax((const float *)src, rows * length);
-            if (t > 0.0f) {
-                g = t / (float)(sw_codecblock_elem_max(e) * b->scale[0].max_finite);
-            }
-            if (!(g > 0.0f)) {
-                g = 1.0f;   /* all zero (or underflowed): 1.0, finite */
-            }
-            sw_codecblock_store(scale1, sw_codecblock_code_size(b->scale[1].bits), 0,
-                                b->scale[1].bits == 32 ? sw_codecblock_fbits(g)
-                                : sw_codec_encode_double(&b->scale[1], &eo, (double)g,
-                                                         0, 0, &is_nan));
+        float t = sw_codecblock_tensor_amax((const float *)src, rows * length);
+        if (t > 0.0f) {
+            g = t / (float)(sw_codecblock_elem_max(e) * b->scale[0].max_finite);
         }
+        if (!(g > 0.0f)) {
+            g = 1.0f;   /* all zero (or underflowed): 1.0, finite */
+        }
+        sw_codecblock_store(scale1, sw_codecblock_code_size(b->scale[1].bits), 0,
+                            b->scale[1].bits == 32 ? sw_codecblock_fbits(g)
+                            : sw_codec_encode_double(&b->scale[1], &eo, (double)g,
+                                                     0, 0, &is_nan));
     }
 
+    rowwise = fast && b->block <= 256 && b->block % 2 == 0
+              && (b->elem.bits == 8 || (b->elem.bits == 4 && b->packed))
+              && b->scale[0].bits <= 8
+              && (b->pow2 ? !b->scale[0].has_zero && !b->scale[0].is_signed
+                          && b->elem.kind == SW_NUM_FLOAT
+                          : fs.fast);
     for (r = 0; r < rows; r++) {
         const char *row = (const char *)src + r * length * (f32 ? 4 : 8);
         unsigned char *erow = elem + r * row_bytes;
 
+        if (rowwise && b->pow2) {
+            sw_codecblock_mx_row(b, &eo, &k, (const float *)row, length, erow,
+                                 scale0 + r * nb, r * length);
+            continue;
+        }
+        if (rowwise) {
+            sw_codecblock_float_row(b, &k, &fs, g, (const float *)row, length, erow,
+                                    scale0 + r * nb);
+            continue;
+        }
         if (b->packed) {
             memset(erow, 0, row_bytes);     /* packing ORs the codes in */
         }
         for (j = 0; j < nb; j++) {
             size_t start = j * b->block;
-            size_t end = start + b->block < length ? start + b->block : length;
-            size_t count = end - start;
+            size_t end = length - start > b->block ? start + b->block : length;
             uint64_t scode = 0;
             int se = 0, special;
             float recip = 1.0f;
 
             if (f32) {
-                uint32_t a = sw_codecblock_amax32((const float *)row + start, count);
+                uint32_t a = sw_codecblock_amax32((const float *)row + start, end - start);
                 special = a >= 0x7F800000u;
-                if (!special && b->pow2 && a != 0) {
-                    double amax = (double)sw_codecblock_from_fbits(a);
-                    se = sw_codecblock_shared_exponent(b, sw_codecblock_dbits(amax));
-                }
-                else if (!special && b->pow2) {
-                    se = -100000;   /* all zero: the smallest scale */
-                }
                 if (!special && !b->pow2) {
-                    scode = sw_codecblock_float_scale(b, g, sw_codecblock_from_fbits(a),
+                    scode = sw_codecblock_float_scale(b, &fs, g, sw_codecblock_from_fbits(a),
                                                       &recip);
+                }
+                else if (!special) {
+                    se = a != 0 ? sw_codecblock_shared_exponent(
+                                      b, sw_codecblock_dbits((double)sw_codecblock_from_fbits(a)))
+                                : -100000;      /* all zero: the smallest scale */
                 }
             }
             else {
-                uint64_t a = sw_codecblock_amax64((const double *)row + start, count);
+                uint64_t a = sw_codecblock_amax64((const double *)row + start, end - start);
                 special = a >= 0x7FF0000000000000ULL;
-                if (!special && a != 0) {
-                    se = sw_codecblock_shared_exponent(b, a);
-                }
-                else if (!special) {
-                    se = -100000;
-                }
+                se = special ? 0 : a != 0 ? sw_codecblock_shared_exponent(b, a) : -100000;
             }
             if (special) {
                 scode = b->scale[0].has_nan ? b->scale[0].nan_pos : b->scale[0].max_mag;
             }
             else if (b->pow2) {
-                scode = sw_codecblock_pow2_code(b, &se);
+                scode = sw_codecblock_pow2_fast(b, &se);
             }
             sw_codecblock_store(scale0, ssize, r * nb + j, scode);
 
             /* the elements, a chunk at a time */
             for (i = start; i < end; i += 256) {
-                size_t m = end - i < 256 ? end - i : 256, t;
+                size_t m = end - i < 256 ? end - i : 256;
                 unsigned char *out = b->packed ? chunk : erow + i * (size_t)esize;
-                sw_codec_fast k;
-                int use_fast = 0;
 
-                if (special) {
-                    for (t = 0; t < m; t++) {
-                        sw_codecblock_store(out, esize, t, sw_codecblock_nan_element(e));
-                    }
+                /* 4-bit elements starting on a byte: encoded and packed in
+                 * one pass */
+                if (nibbles && !special && i % 2 == 0 && (m % 2 == 0 || i + m == length)
+                    && (!b->pow2 || sw_codec_fast_rescale(&k, se) == 0)) {
+                    sw_codecblock_fast_nibbles(&k, (const float *)row + i,
+                                               b->pow2 ? 0.0f : recip, erow + i / 2, m);
+                    continue;
                 }
-                else if (!b->pow2) {
-                    const float *x = (const float *)row + i;
-                    use_fast = fast && sw_codec_fast_init(&k, e, &eo, 0) == 0;
-                    for (t = 0; t < m; t++) {
-                        float y = x[t] * recip;
-                        uint64_t code = use_fast
-                            ? sw_codec_fast_one(&k, sw_codecblock_fbits(y))
-                            : sw_codec_encode_double(e, &eo, (double)y, -mbits_int,
-                                                     r * length + i + t, &is_nan);
-                        sw_codecblock_store(out, esize, t, code);
-                    }
-                }
-                else {
-                    use_fast = fast && sw_codec_fast_init(&k, e, &eo, se) == 0;
-                    if (use_fast && esize == 1) {
-                        const uint32_t *x = (const uint32_t *)((const float *)row + i);
-                        for (t = 0; t < m; t++) {
-                            uint32_t u;
-                            memcpy(&u, x + t, 4);
-                            out[t] = (unsigned char)sw_codec_fast_one(&k, u);
-                        }
-                    }
-                    else {
-                        for (t = 0; t < m; t++) {
-                            double x = f32 ? (double)((const float *)row)[i + t]
-                                           : ((const double *)row)[i + t];
-                            uint64_t code = sw_codec_encode_double(
-                                e, &eo, x, se - mbits_int, r * length + i + t, &is_nan);
-                            if (e->kind == SW_NUM_INT && code == (1ULL << (e->bits - 1))) {
-                                code += 1;      /* symmetric: -(2**(bits-1) - 1) */
-                            }
-                            sw_codecblock_store(out, esize, t, code);
-                        }
-                    }
-                }
+
+                sw_codecblock_elements(b, &eo, &k, fast, row, i, m, special, se, recip,
+                                       r * length + i, out);
                 if (b->packed) {
                     sw_codec_pack_at(chunk, esize, e->bits, m, erow, i);
                 }

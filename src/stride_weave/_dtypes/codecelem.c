@@ -543,30 +543,40 @@ sw_codec_fast_f32(const sw_codec_fmt *f, const sw_codec_opts *o)
  * fast path handles (the caller takes the general converter). */
 int
 sw_codec_fast_init(sw_codec_fast *k, const sw_codec_fmt *f,
-                        const sw_codec_opts *o, int se)
+                   const sw_codec_opts *o, int se)
 {
     int i;
 
-    int c = 127 - f->bias + se;
-
-    if (f->emin + se < -126 || f->emin + se - f->p + 23 > 127
-        || f->emin + se - f->p + 23 < -126 || c <= -256 || c >= 256) {
-        return -1;
-    }
     k->sh = 23 - f->p;
-    k->c = (uint32_t)c << 23;      /* modulo 2**32 when negative */
-    k->t = (uint32_t)(f->emin + se + 127) << 23;
     k->half_m1 = (1u << (k->sh - 1)) - 1;
-    k->magic_bits = (uint32_t)(f->emin + se - f->p + 23 + 127) << 23;
     k->max_mag = (uint32_t)f->max_mag;
     k->sign = (uint32_t)f->sign;
     k->neg_zero = f->has_neg_zero ? (uint32_t)f->sign : 0;
+    k->emin = f->emin;
+    k->p = f->p;
+    k->bias = f->bias;
     for (i = 0; i < 2; i++) {
         k->ovf[i] = (uint32_t)sw_codecelem_overflow(f, o, i);
         k->inf[i] = f->has_inf ? (uint32_t)(f->inf_mag | (i ? f->sign : 0))
                                : k->ovf[i];
         k->nan[i] = (uint32_t)sw_codecelem_nan(f, o, i);
     }
+    return sw_codec_fast_rescale(k, se);
+}
+
+/* The constants that depend on the scale 2**se: 0, or -1 when the scale
+ * leaves the range the fast path handles. */
+int
+sw_codec_fast_rescale(sw_codec_fast *k, int se)
+{
+    int c = 127 - k->bias + se, lo = k->emin + se;
+
+    if (lo < -126 || lo - k->p + 23 > 127 || c <= -256 || c >= 256) {
+        return -1;
+    }
+    k->c = (uint32_t)c << 23;      /* modulo 2**32 when negative */
+    k->t = (uint32_t)(lo + 127) << 23;
+    k->magic_bits = (uint32_t)(lo - k->p + 23 + 127) << 23;
     return 0;
 }
 
@@ -630,14 +640,15 @@ sw_codecelem_store(void *dst, int size, size_t i, uint64_t code)
 
 /* The contiguous float32 -> one-byte loop: one body the compiler
  * vectorizes. */
-static void
+SW_CODEC_HOT static void
 sw_codecelem_fast_u8(const sw_codec_fast *k, const uint32_t *restrict src,
                      uint8_t *restrict dst, size_t n)
 {
+    const sw_codec_fast kk = *k;    /* a local: byte stores cannot alias it */
     size_t i;
 
     for (i = 0; i < n; i++) {
-        dst[i] = (uint8_t)sw_codec_fast_one(k, src[i]);
+        dst[i] = (uint8_t)sw_codec_fast_one(&kk, src[i]);
     }
 }
 

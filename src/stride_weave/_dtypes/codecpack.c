@@ -69,6 +69,18 @@ sw_codecpack_store(void *codes, int size, size_t i, uint64_t v)
     }
 }
 
+/* Pairs of 4-bit codes into bytes, the first in the low nibble. */
+SW_CODEC_HOT static void
+sw_codecpack_nibbles(const unsigned char *restrict c, unsigned char *restrict out,
+                     size_t pairs)
+{
+    size_t j;
+
+    for (j = 0; j < pairs; j++) {
+        out[j] = (unsigned char)((c[2 * j] & 0x0F) | (c[2 * j + 1] << 4));
+    }
+}
+
 void
 sw_codec_pack(const void *codes, int code_size, int bits, size_t n,
               unsigned char *out)
@@ -78,9 +90,7 @@ sw_codec_pack(const void *codes, int code_size, int bits, size_t n,
     size_t i, nbytes = sw_codec_row_bytes(bits, n);
 
     if (bits == 4 && code_size == 1) {
-        for (i = 0; i + 1 < n; i += 2) {
-            out[i / 2] = (unsigned char)((c[i] & 0x0F) | ((c[i + 1] & 0x0F) << 4));
-        }
+        sw_codecpack_nibbles(c, out, n / 2);
         if (n % 2) {
             out[n / 2] = (unsigned char)(c[n - 1] & 0x0F);
         }
