@@ -7,6 +7,8 @@ import sys
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from support import child_report, unique_name
 from stride_weave import _dtypes, codecs, formats
@@ -249,3 +251,53 @@ def test_concurrent_calls_on_shared_inputs_agree():
     for t in threads:
         t.join()
     assert results and all(results)
+
+
+# ---- arbitrary calls of the kernels (the fuzzer's always-run counterpart) ---------------
+
+_KINDS = "fdeBHIQbi"
+_DTYPES = [DType.E4M3, DType.E2M1, DType.E8M0, DType.Int8, DType.Bool, DType.Float64,
+           formats.UInt64, formats.Int4, DType.MXFP4, DType.NVFP4, DType.MXINT8,
+           DType.Floating, None]
+
+
+@st.composite
+def _buffers(draw):
+    kind = draw(st.sampled_from(_KINDS))
+    n = draw(st.integers(0, 40))
+    raw = draw(st.binary(min_size=n * np.dtype(kind).itemsize,
+                         max_size=n * np.dtype(kind).itemsize))
+    array = np.frombuffer(raw, dtype=kind).copy()
+    how = draw(st.integers(0, 3))
+    if how == 1:
+        return array[::2]
+    if how == 2:
+        return bytes(raw)
+    if how == 3:
+        return bytearray(raw)
+    return array
+
+
+_OPTIONS = st.one_of(st.integers(-3, 8), st.integers(-2**70, 2**70), st.just(True),
+                     st.just(1.0))
+
+
+@settings(max_examples=300, deadline=None)
+@given(op=st.integers(0, 5), bufs=st.lists(_buffers(), min_size=3, max_size=3),
+       scales=st.lists(_buffers(), max_size=3), dtype=st.sampled_from(_DTYPES),
+       options=st.lists(_OPTIONS, min_size=6, max_size=6))
+def test_arbitrary_kernel_calls_raise_only_type_and_value_errors(op, bufs, scales, dtype,
+                                                                 options):
+    a, b, c = bufs
+    calls = [
+        lambda: _dtypes._codec_encode(a, b, dtype, *options),
+        lambda: _dtypes._codec_decode(a, b, dtype, options[0]),
+        lambda: _dtypes._codec_pack(a, b, dtype),
+        lambda: _dtypes._codec_unpack(a, b, dtype, options[0]),
+        lambda: _dtypes._codec_quantize(a, b, tuple(scales), dtype, *options),
+        lambda: _dtypes._codec_dequantize(a, tuple(scales), c, dtype, *options[:4]),
+    ]
+    try:
+        assert calls[op]() is None
+    except (TypeError, ValueError):
+        pass
