@@ -130,6 +130,80 @@ sw_codec_from_fbits(uint32_t u)
     return x;
 }
 
+static inline uint64_t
+sw_codec_dbits(double x)
+{
+    uint64_t u;
+
+    memcpy(&u, &x, sizeof(u));
+    return u;
+}
+
+static inline double
+sw_codec_from_dbits(uint64_t u)
+{
+    double x;
+
+    memcpy(&x, &u, sizeof(x));
+    return x;
+}
+
+/* The unsigned integer of `size` (1, 2, 4 or 8) bytes at index i of
+ * `p`, and storing one: through memcpy, so any alignment is fine. */
+static inline uint64_t
+sw_codec_load(const void *p, int size, size_t i)
+{
+    uint8_t v8;
+    uint16_t v16;
+    uint32_t v32;
+    uint64_t v64;
+
+    switch (size) {
+    case 1:
+        memcpy(&v8, (const char *)p + i, 1);
+        return v8;
+    case 2:
+        memcpy(&v16, (const char *)p + 2 * i, 2);
+        return v16;
+    case 4:
+        memcpy(&v32, (const char *)p + 4 * i, 4);
+        return v32;
+    default:
+        memcpy(&v64, (const char *)p + 8 * i, 8);
+        return v64;
+    }
+}
+
+static inline void
+sw_codec_store(void *p, int size, size_t i, uint64_t v)
+{
+    uint8_t v8 = (uint8_t)v;
+    uint16_t v16 = (uint16_t)v;
+    uint32_t v32 = (uint32_t)v;
+
+    switch (size) {
+    case 1:
+        memcpy((char *)p + i, &v8, 1);
+        break;
+    case 2:
+        memcpy((char *)p + 2 * i, &v16, 2);
+        break;
+    case 4:
+        memcpy((char *)p + 4 * i, &v32, 4);
+        break;
+    default:
+        memcpy((char *)p + 8 * i, &v, 8);
+        break;
+    }
+}
+
+/* The bytes one code of a `bits`-wide format takes unpacked. */
+static inline int
+sw_codec_code_size(int bits)
+{
+    return bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : 8;
+}
+
 /* The constants of the branch-free float32 converter for one format and
  * one power-of-two scale 2**se (0 for plain encoding). */
 typedef struct {

@@ -29,32 +29,8 @@ typedef struct {
     float recip;        /* float scales: what the elements are multiplied by */
 } sw_codecblock_info;
 
-static inline uint32_t
-sw_codecblock_fbits(float x)
-{
-    uint32_t u;
 
-    memcpy(&u, &x, 4);
-    return u;
-}
 
-static inline float
-sw_codecblock_from_fbits(uint32_t u)
-{
-    float x;
-
-    memcpy(&x, &u, 4);
-    return x;
-}
-
-static inline uint64_t
-sw_codecblock_dbits(double x)
-{
-    uint64_t u;
-
-    memcpy(&u, &x, 8);
-    return u;
-}
 
 /* ---- element format facts -------------------------------------------------- */
 
@@ -93,7 +69,7 @@ sw_codecblock_amax32(const float *src, size_t n)
     size_t i;
 
     for (i = 0; i < n; i++) {
-        int32_t a = (int32_t)(sw_codecblock_fbits(src[i]) & 0x7FFFFFFFu);
+        int32_t a = (int32_t)(sw_codec_fbits(src[i]) & 0x7FFFFFFFu);
         m = a > m ? a : m;
     }
     return (uint32_t)m;
@@ -106,7 +82,7 @@ sw_codecblock_amax64(const double *src, size_t n)
     size_t i;
 
     for (i = 0; i < n; i++) {
-        uint64_t a = sw_codecblock_dbits(src[i]) & 0x7FFFFFFFFFFFFFFFULL;
+        uint64_t a = sw_codec_dbits(src[i]) & 0x7FFFFFFFFFFFFFFFULL;
         m = a > m ? a : m;
     }
     return m;
@@ -141,7 +117,7 @@ sw_codecblock_shared_exponent(const sw_codec_block *b, uint64_t a)
     case SW_RULE_RCEIL:
         /* amax / 2**s is in [2**emax, 2**(emax+1)): compare significands
          * with the element's largest value, 2**emax * (1 + max_frac) */
-        max_frac = sw_codecblock_dbits(sw_codecblock_elem_max(e)) & 0xFFFFFFFFFFFFFULL;
+        max_frac = sw_codec_dbits(sw_codecblock_elem_max(e)) & 0xFFFFFFFFFFFFFULL;
         return s + (frac > max_frac);
     case SW_RULE_EVEN:
         /* amax rounded to the element's mantissa bits (half up) */
@@ -174,58 +150,8 @@ sw_codecblock_pow2_code(const sw_codec_block *b, int *se)
 
 /* ---- the passes ---------------------------------------------------------------- */
 
-static inline void
-sw_codecblock_store(unsigned char *dst, int size, size_t i, uint64_t code)
-{
-    uint8_t v8 = (uint8_t)code;
-    uint16_t v16 = (uint16_t)code;
-    uint32_t v32 = (uint32_t)code;
 
-    switch (size) {
-    case 1:
-        memcpy(dst + i, &v8, 1);
-        break;
-    case 2:
-        memcpy(dst + 2 * i, &v16, 2);
-        break;
-    case 4:
-        memcpy(dst + 4 * i, &v32, 4);
-        break;
-    default:
-        memcpy(dst + 8 * i, &code, 8);
-        break;
-    }
-}
 
-static inline uint64_t
-sw_codecblock_load(const unsigned char *src, int size, size_t i)
-{
-    uint8_t v8;
-    uint16_t v16;
-    uint32_t v32;
-    uint64_t v64;
-
-    switch (size) {
-    case 1:
-        memcpy(&v8, src + i, 1);
-        return v8;
-    case 2:
-        memcpy(&v16, src + 2 * i, 2);
-        return v16;
-    case 4:
-        memcpy(&v32, src + 4 * i, 4);
-        return v32;
-    default:
-        memcpy(&v64, src + 8 * i, 8);
-        return v64;
-    }
-}
-
-static int
-sw_codecblock_code_size(int bits)
-{
-    return bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : 8;
-}
 
 /* The elements of a block through the fast converter: contiguous loops
  * over local constants (byte stores cannot alias them), which the
@@ -298,11 +224,11 @@ sw_codecblock_tensor_amax(const float *src, size_t n)
     size_t i;
 
     for (i = 0; i < n; i++) {
-        int32_t a = (int32_t)(sw_codecblock_fbits(src[i]) & 0x7FFFFFFFu);
+        int32_t a = (int32_t)(sw_codec_fbits(src[i]) & 0x7FFFFFFFu);
         a &= -(int32_t)(a < 0x7F800000);    /* infinities and NaNs count as 0 */
         m = a > m ? a : m;
     }
-    return sw_codecblock_from_fbits((uint32_t)m);
+    return sw_codec_from_fbits((uint32_t)m);
 }
 
 /* What float scales need, set once per call: the scale format's
@@ -401,14 +327,14 @@ sw_codecblock_elements(const sw_codec_block *b, const sw_codec_opts *eo,
                        size_t index, unsigned char *out)
 {
     const sw_codec_fmt *e = &b->elem;
-    int esize = sw_codecblock_code_size(e->bits);
+    int esize = sw_codec_code_size(e->bits);
     int mbits_int = e->kind == SW_NUM_INT ? e->bits - 2 : 0;
     int f32 = b->source == SW_SRC_F32, is_nan;
     size_t t;
 
     if (special) {
         for (t = 0; t < m; t++) {
-            sw_codecblock_store(out, esize, t, sw_codecblock_nan_element(e));
+            sw_codec_store(out, esize, t, sw_codecblock_nan_element(e));
         }
         return;
     }
@@ -419,7 +345,7 @@ sw_codecblock_elements(const sw_codec_block *b, const sw_codec_opts *eo,
             return;
         }
         for (t = 0; t < m; t++) {
-            sw_codecblock_store(out, esize, t, sw_codec_encode_double(
+            sw_codec_store(out, esize, t, sw_codec_encode_double(
                 e, eo, (double)(x[t] * recip), -mbits_int, index + t, &is_nan));
         }
         return;
@@ -435,7 +361,29 @@ sw_codecblock_elements(const sw_codec_block *b, const sw_codec_opts *eo,
         if (e->kind == SW_NUM_INT && code == (1ULL << (e->bits - 1))) {
             code += 1;      /* symmetric: -(2**(bits-1) - 1) */
         }
-        sw_codecblock_store(out, esize, t, code);
+        sw_codec_store(out, esize, t, code);
+    }
+}
+
+/* m codes of one-byte elements into a row at element `start` (even):
+ * packed two to a byte for 4-bit elements, else copied. */
+static inline void
+sw_codecblock_put(const unsigned char *codes, size_t m, int bits4,
+                  unsigned char *restrict erow, size_t start)
+{
+    size_t t;
+
+    if (bits4) {
+        unsigned char *out = erow + start / 2;
+        for (t = 0; t < m / 2; t++) {
+            out[t] = (unsigned char)((codes[2 * t] & 0x0F) | (codes[2 * t + 1] << 4));
+        }
+        if (m % 2) {
+            out[m / 2] = codes[m - 1] & 0x0F;
+        }
+    }
+    else {
+        memcpy(erow + start, codes, m);
     }
 }
 
@@ -469,7 +417,7 @@ sw_codecblock_mx_row(const sw_codec_block *b, const sw_codec_opts *eo,
         }
         else {
             se = am != 0 ? sw_codecblock_shared_exponent(
-                               b, sw_codecblock_dbits((double)sw_codec_from_fbits((uint32_t)am)))
+                               b, sw_codec_dbits((double)sw_codec_from_fbits((uint32_t)am)))
                          : -100000;
             srow[j] = (unsigned char)sw_codecblock_pow2_fast(b, &se);
             if (sw_codec_fast_rescale(k, se) == 0) {
@@ -483,18 +431,7 @@ sw_codecblock_mx_row(const sw_codec_block *b, const sw_codec_opts *eo,
                                        index + start, codes);
             }
         }
-        if (bits4) {
-            unsigned char *out = erow + start / 2;
-            for (t = 0; t < m / 2; t++) {
-                out[t] = (unsigned char)((codes[2 * t] & 0x0F) | (codes[2 * t + 1] << 4));
-            }
-            if (m % 2) {
-                out[m / 2] = codes[m - 1] & 0x0F;
-            }
-        }
-        else {
-            memcpy(erow + start, codes, m);
-        }
+        sw_codecblock_put(codes, m, bits4, erow, start);
     }
 }
 
@@ -561,18 +498,7 @@ sw_codecblock_float_row_body(const sw_codec_block *b, const sw_codec_fast *k,
             }
         }
         memcpy(srow + start / block, scodes, nblocks);
-        if (bits4) {
-            unsigned char *out = erow + start / 2;
-            for (t = 0; t < span / 2; t++) {
-                out[t] = (unsigned char)((codes[2 * t] & 0x0F) | (codes[2 * t + 1] << 4));
-            }
-            if (span % 2) {
-                out[span / 2] = codes[span - 1] & 0x0F;
-            }
-        }
-        else {
-            memcpy(erow + start, codes, span);
-        }
+        sw_codecblock_put(codes, span, bits4, erow, start);
     }
 }
 
@@ -599,10 +525,10 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
 {
     const sw_codec_fmt *e = &b->elem;
     size_t nb = length == 0 ? 0 : (length - 1) / b->block + 1;
-    int esize = sw_codecblock_code_size(e->bits);
+    int esize = sw_codec_code_size(e->bits);
     size_t row_bytes = b->packed ? sw_codec_row_bytes(e->bits, length)
                                  : length * (size_t)esize;
-    int ssize = sw_codecblock_code_size(b->scale[0].bits);
+    int ssize = sw_codec_code_size(b->scale[0].bits);
     sw_codec_opts eo;
     sw_codec_fast k;
     sw_codecblock_floats fs;
@@ -630,8 +556,8 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
         if (!(g > 0.0f)) {
             g = 1.0f;   /* all zero (or underflowed): 1.0, finite */
         }
-        sw_codecblock_store(scale1, sw_codecblock_code_size(b->scale[1].bits), 0,
-                            b->scale[1].bits == 32 ? sw_codecblock_fbits(g)
+        sw_codec_store(scale1, sw_codec_code_size(b->scale[1].bits), 0,
+                            b->scale[1].bits == 32 ? sw_codec_fbits(g)
                             : sw_codec_encode_double(&b->scale[1], &eo, (double)g,
                                                      0, 0, &is_nan));
     }
@@ -670,12 +596,12 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
                 uint32_t a = sw_codecblock_amax32((const float *)row + start, end - start);
                 special = a >= 0x7F800000u;
                 if (!special && !b->pow2) {
-                    scode = sw_codecblock_float_scale(b, &fs, g, sw_codecblock_from_fbits(a),
+                    scode = sw_codecblock_float_scale(b, &fs, g, sw_codec_from_fbits(a),
                                                       &recip);
                 }
                 else if (!special) {
                     se = a != 0 ? sw_codecblock_shared_exponent(
-                                      b, sw_codecblock_dbits((double)sw_codecblock_from_fbits(a)))
+                                      b, sw_codec_dbits((double)sw_codec_from_fbits(a)))
                                 : -100000;      /* all zero: the smallest scale */
                 }
             }
@@ -690,7 +616,7 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
             else if (b->pow2) {
                 scode = sw_codecblock_pow2_fast(b, &se);
             }
-            sw_codecblock_store(scale0, ssize, r * nb + j, scode);
+            sw_codec_store(scale0, ssize, r * nb + j, scode);
 
             /* the elements, a chunk at a time */
             for (i = start; i < end; i += 256) {
@@ -725,9 +651,9 @@ sw_codec_dequantize(const sw_codec_block *b, const unsigned char *elem,
     const sw_codec_fmt *e = &b->elem;
     size_t nb = length == 0 ? 0 : (length - 1) / b->block + 1;
     size_t row_bytes = b->packed ? sw_codec_row_bytes(e->bits, length)
-                                 : length * (size_t)sw_codecblock_code_size(e->bits);
-    int esize = sw_codecblock_code_size(e->bits);
-    int ssize = sw_codecblock_code_size(b->scale[0].bits);
+                                 : length * (size_t)sw_codec_code_size(e->bits);
+    int esize = sw_codec_code_size(e->bits);
+    int ssize = sw_codec_code_size(b->scale[0].bits);
     double g = 1.0, evalues[256];
     size_t r, j, i, c;
     int table = e->bits <= 8;
@@ -743,7 +669,7 @@ sw_codec_dequantize(const sw_codec_block *b, const unsigned char *elem,
     }
     if (b->whole) {
         g = sw_codec_decode_double(&b->scale[1],
-                                   sw_codecblock_load(scale1, sw_codecblock_code_size(b->scale[1].bits), 0));
+                                   sw_codec_load(scale1, sw_codec_code_size(b->scale[1].bits), 0));
         if (!(g - g == 0.0) && b->nonfinite_error) {
             *bad_index = 0;
             return SW_CODEC_NONFINITE_SCALE;
@@ -756,7 +682,7 @@ sw_codec_dequantize(const sw_codec_block *b, const unsigned char *elem,
             size_t start = j * b->block;
             size_t end = start + b->block < length ? start + b->block : length;
             double scale = sw_codec_decode_double(&b->scale[0],
-                                                  sw_codecblock_load(scale0, ssize, r * nb + j)) * g;
+                                                  sw_codec_load(scale0, ssize, r * nb + j)) * g;
 
             if (!(scale - scale == 0.0) && b->nonfinite_error) {
                 *bad_index = r * nb + j;
@@ -771,7 +697,7 @@ sw_codec_dequantize(const sw_codec_block *b, const unsigned char *elem,
                     src = codes;
                 }
                 for (t = 0; t < m; t++) {
-                    uint64_t code = sw_codecblock_load(src, esize, t) & e->mask;
+                    uint64_t code = sw_codec_load(src, esize, t) & e->mask;
                     double v = table ? evalues[code] : sw_codec_decode_double(e, code);
                     if (!table && e->kind == SW_NUM_INT) {
                         v *= sw_codec_pow2(-(e->bits - 2));

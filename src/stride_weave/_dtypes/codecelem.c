@@ -21,43 +21,7 @@
 
 #include <string.h>
 
-/* ---- bits ------------------------------------------------------------------ */
-
-static inline uint64_t
-sw_codecelem_dbits(double x)
-{
-    uint64_t u;
-
-    memcpy(&u, &x, sizeof(u));
-    return u;
-}
-
-static inline double
-sw_codecelem_from_dbits(uint64_t u)
-{
-    double x;
-
-    memcpy(&x, &u, sizeof(x));
-    return x;
-}
-
-static inline uint32_t
-sw_codecelem_fbits(float x)
-{
-    uint32_t u;
-
-    memcpy(&u, &x, sizeof(u));
-    return u;
-}
-
-static inline float
-sw_codecelem_from_fbits(uint32_t u)
-{
-    float x;
-
-    memcpy(&x, &u, sizeof(x));
-    return x;
-}
+/* ---- bits ---------------------------------------------------------------- */
 
 /* The index of the highest set bit of `v` (v != 0). */
 static inline int
@@ -66,19 +30,35 @@ sw_codecelem_log2(uint64_t v)
     return 63 - __builtin_clzll(v);
 }
 
+/* A finite non-zero double's magnitude bits `a` as m * 2**q, m the
+ * integer significand (with its implicit bit), for the value x * 2**-eoff:
+ * returns q. */
+static inline int
+sw_codecelem_split(uint64_t a, int eoff, uint64_t *m)
+{
+    int e = (int)(a >> 52);
+
+    *m = a & 0xFFFFFFFFFFFFFULL;
+    if (e != 0) {
+        *m |= 1ULL << 52;
+        return e - 1075 - eoff;
+    }
+    return -1074 - eoff;
+}
+
 /* 2**k, exactly, for any k whose power is a double (subnormals included);
  * built from bits, no libm. */
 double
 sw_codec_pow2(int k)
 {
     if (k > 1023) {
-        return sw_codecelem_from_dbits(0x7ff0000000000000ULL);
+        return sw_codec_from_dbits(0x7ff0000000000000ULL);
     }
     if (k >= -1022) {
-        return sw_codecelem_from_dbits((uint64_t)(k + 1023) << 52);
+        return sw_codec_from_dbits((uint64_t)(k + 1023) << 52);
     }
     if (k >= -1074) {
-        return sw_codecelem_from_dbits(1ULL << (k + 1074));
+        return sw_codec_from_dbits(1ULL << (k + 1074));
     }
     return 0.0;
 }
@@ -102,14 +82,14 @@ sw_codec_f16_to_f32(uint16_t h)
     uint32_t e = (h >> 10) & 0x1F, m = h & 0x3FF;
 
     if (e == 0x1F) {
-        return sw_codecelem_from_fbits(sign | 0x7F800000u | (m << 13));
+        return sw_codec_from_fbits(sign | 0x7F800000u | (m << 13));
     }
     if (e == 0) {
         /* m * 2**-24: exact in float32 */
-        float v = (float)m * sw_codecelem_from_fbits(0x33800000);
+        float v = (float)m * sw_codec_from_fbits(0x33800000);
         return sign ? -v : v;
     }
-    return sw_codecelem_from_fbits(sign | ((e + 112) << 23) | (m << 13));
+    return sw_codec_from_fbits(sign | ((e + 112) << 23) | (m << 13));
 }
 
 /* ---- formats ----------------------------------------------------------------- */
@@ -319,9 +299,9 @@ typedef struct {
 static sw_codecelem_int
 sw_codecelem_to_int(const sw_codec_opts *o, double x, int eoff, uint64_t index)
 {
-    uint64_t u = sw_codecelem_dbits(x), a = u & 0x7FFFFFFFFFFFFFFFULL, m;
+    uint64_t u = sw_codec_dbits(x), a = u & 0x7FFFFFFFFFFFFFFFULL, m;
     sw_codecelem_int t = {0, (int)(u >> 63), 0};
-    int e, q, lg;
+    int q, lg;
 
     if (a >= 0x7FF0000000000000ULL) {
         t.huge = 1;
@@ -330,16 +310,7 @@ sw_codecelem_to_int(const sw_codec_opts *o, double x, int eoff, uint64_t index)
     if (a == 0) {
         return t;
     }
-    e = (int)(a >> 52);
-    m = a & 0xFFFFFFFFFFFFFULL;
-    if (e != 0) {
-        m |= 1ULL << 52;
-        q = e - 1075;
-    }
-    else {
-        q = -1074;
-    }
-    q -= eoff;                      /* the value is x * 2**-eoff */
+    q = sw_codecelem_split(a, eoff, &m);
     lg = q + sw_codecelem_log2(m);
     if (lg >= 64) {
         t.huge = 1;
@@ -455,9 +426,9 @@ uint64_t
 sw_codec_encode_double(const sw_codec_fmt *f, const sw_codec_opts *o,
                        double x, int eoff, uint64_t index, int *is_nan)
 {
-    uint64_t u = sw_codecelem_dbits(x), a = u & 0x7FFFFFFFFFFFFFFFULL;
+    uint64_t u = sw_codec_dbits(x), a = u & 0x7FFFFFFFFFFFFFFFULL;
     uint64_t m, n, mag;
-    int neg = (int)(u >> 63), e, q, lg, et;
+    int neg = (int)(u >> 63), q, lg, et;
 
     *is_nan = 0;
     if (f->kind != SW_NUM_FLOAT) {
@@ -484,16 +455,7 @@ sw_codec_encode_double(const sw_codec_fmt *f, const sw_codec_opts *o,
         }
         return neg && f->has_neg_zero ? f->sign : 0;
     }
-    e = (int)(a >> 52);
-    m = a & 0xFFFFFFFFFFFFFULL;
-    if (e != 0) {
-        m |= 1ULL << 52;
-        q = e - 1075;
-    }
-    else {
-        q = -1074;
-    }
-    q -= eoff;                          /* the value is x * 2**-eoff */
+    q = sw_codecelem_split(a, eoff, &m);
     lg = q + sw_codecelem_log2(m);      /* floor(log2(|value|)) */
     if (lg > f->emax + 1) {
         return sw_codecelem_overflow(f, o, neg);
@@ -590,7 +552,7 @@ sw_codecelem_load32(int source, const void *src, size_t i)
     switch (source) {
     case SW_SRC_F16:
         memcpy(&h, (const char *)src + 2 * i, 2);
-        return sw_codecelem_fbits(sw_codec_f16_to_f32(h));
+        return sw_codec_fbits(sw_codec_f16_to_f32(h));
     case SW_SRC_BF16:
         memcpy(&h, (const char *)src + 2 * i, 2);
         return (uint32_t)h << 16;
@@ -610,33 +572,9 @@ sw_codecelem_load(int source, const void *src, size_t i)
         memcpy(&x, (const char *)src + 8 * i, 8);
         return x;
     }
-    return (double)sw_codecelem_from_fbits(sw_codecelem_load32(source, src, i));
+    return (double)sw_codec_from_fbits(sw_codecelem_load32(source, src, i));
 }
 
-static inline void
-sw_codecelem_store(void *dst, int size, size_t i, uint64_t code)
-{
-    switch (size) {
-    case 1: {
-        uint8_t v = (uint8_t)code;
-        memcpy((char *)dst + i, &v, 1);
-        break;
-    }
-    case 2: {
-        uint16_t v = (uint16_t)code;
-        memcpy((char *)dst + 2 * i, &v, 2);
-        break;
-    }
-    case 4: {
-        uint32_t v = (uint32_t)code;
-        memcpy((char *)dst + 4 * i, &v, 4);
-        break;
-    }
-    default:
-        memcpy((char *)dst + 8 * i, &code, 8);
-        break;
-    }
-}
 
 /* The contiguous float32 -> one-byte loop: one body the compiler
  * vectorizes. */
@@ -747,7 +685,7 @@ sw_codec_encode(const sw_codec_fmt *f, const sw_codec_opts *o, int source,
             return SW_CODEC_OK;
         }
         for (i = 0; i < n; i++) {
-            sw_codecelem_store(dst, dst_size, i,
+            sw_codec_store(dst, dst_size, i,
                                sw_codec_fast_one(&k, sw_codecelem_load32(source, src, i)));
         }
         return SW_CODEC_OK;
@@ -758,7 +696,7 @@ sw_codec_encode(const sw_codec_fmt *f, const sw_codec_opts *o, int source,
         if (wide) {
             uint64_t u = sw_codecelem_raw(source, src, i, &is_nan);
             if (is_nan) {
-                sw_codecelem_store(dst, dst_size, i, sw_codecelem_nan_payload(f, source, u));
+                sw_codec_store(dst, dst_size, i, sw_codecelem_nan_payload(f, source, u));
                 continue;
             }
         }
@@ -768,7 +706,7 @@ sw_codec_encode(const sw_codec_fmt *f, const sw_codec_opts *o, int source,
             *bad_index = i;
             return SW_CODEC_NAN;
         }
-        sw_codecelem_store(dst, dst_size, i, code);
+        sw_codec_store(dst, dst_size, i, code);
     }
     return SW_CODEC_OK;
 }
@@ -817,12 +755,12 @@ sw_codec_decode_double(const sw_codec_fmt *f, uint64_t code)
         return (double)code;
     }
     if (sw_codecelem_is_nan(f, code)) {
-        return sw_codecelem_from_dbits(((code & f->sign) ? 0xFFF8000000000000ULL
+        return sw_codec_from_dbits(((code & f->sign) ? 0xFFF8000000000000ULL
                                                          : 0x7FF8000000000000ULL));
     }
     mag = code & ~f->sign;
     if (f->has_inf && mag == f->inf_mag) {
-        v = sw_codecelem_from_dbits(0x7FF0000000000000ULL);
+        v = sw_codec_from_dbits(0x7FF0000000000000ULL);
         return (code & f->sign) ? -v : v;
     }
     e = (int)(mag >> f->p);
@@ -852,9 +790,9 @@ sw_codecelem_decode_f32(const sw_codec_fmt *f, uint64_t code)
         if (f->is_signed) {
             int64_t iv = (f->bits < 64 && (code >> (f->bits - 1)))
                 ? (int64_t)(code | ~f->mask) : (int64_t)code;
-            return sw_codecelem_fbits((float)iv);
+            return sw_codec_fbits((float)iv);
         }
-        return sw_codecelem_fbits((float)code);
+        return sw_codec_fbits((float)code);
     }
     if (f->kind == SW_NUM_FLOAT && sw_codecelem_is_nan(f, code)) {
         uint32_t s = (code & f->sign) ? 0x80000000u : 0;
@@ -867,7 +805,7 @@ sw_codecelem_decode_f32(const sw_codec_fmt *f, uint64_t code)
         }
         return s | 0x7FC00000u;
     }
-    return sw_codecelem_fbits((float)sw_codec_decode_double(f, code));
+    return sw_codec_fbits((float)sw_codec_decode_double(f, code));
 }
 
 /* ... and the float64 bits.  Widening a wider IEEE NaN keeps its payload;
@@ -886,32 +824,9 @@ sw_codecelem_decode_f64(const sw_codec_fmt *f, uint64_t code)
         }
         return s | 0x7FF8000000000000ULL;
     }
-    return sw_codecelem_dbits(sw_codec_decode_double(f, code));
+    return sw_codec_dbits(sw_codec_decode_double(f, code));
 }
 
-static inline uint64_t
-sw_codecelem_load_code(const void *src, int size, size_t i)
-{
-    uint8_t b;
-    uint16_t h;
-    uint32_t w;
-    uint64_t q;
-
-    switch (size) {
-    case 1:
-        memcpy(&b, (const char *)src + i, 1);
-        return b;
-    case 2:
-        memcpy(&h, (const char *)src + 2 * i, 2);
-        return h;
-    case 4:
-        memcpy(&w, (const char *)src + 4 * i, 4);
-        return w;
-    default:
-        memcpy(&q, (const char *)src + 8 * i, 8);
-        return q;
-    }
-}
 
 /* Decode n codes (one per element, `src_size` bytes each).  Formats of at
  * most 16 bits go through a table of every code's value (table32 or
@@ -928,10 +843,10 @@ sw_codec_decode(const sw_codec_fmt *f, const void *src, int src_size,
         count = (size_t)1 << f->bits;
         for (i = 0; i < count; i++) {
             if (to_f64) {
-                table64[i] = sw_codecelem_from_dbits(sw_codecelem_decode_f64(f, i));
+                table64[i] = sw_codec_from_dbits(sw_codecelem_decode_f64(f, i));
             }
             else {
-                table32[i] = sw_codecelem_from_fbits(sw_codecelem_decode_f32(f, i));
+                table32[i] = sw_codec_from_fbits(sw_codecelem_decode_f32(f, i));
             }
         }
         if (src_size == 1 && !to_f64) {
@@ -944,7 +859,7 @@ sw_codec_decode(const sw_codec_fmt *f, const void *src, int src_size,
             return SW_CODEC_OK;
         }
         for (i = 0; i < n; i++) {
-            uint64_t c = sw_codecelem_load_code(src, src_size, i) & f->mask;
+            uint64_t c = sw_codec_load(src, src_size, i) & f->mask;
             if (to_f64) {
                 memcpy((char *)dst + 8 * i, &table64[c], 8);
             }
@@ -955,7 +870,7 @@ sw_codec_decode(const sw_codec_fmt *f, const void *src, int src_size,
         return SW_CODEC_OK;
     }
     for (i = 0; i < n; i++) {
-        uint64_t c = sw_codecelem_load_code(src, src_size, i);
+        uint64_t c = sw_codec_load(src, src_size, i);
         if (to_f64) {
             uint64_t v = sw_codecelem_decode_f64(f, c);
             memcpy((char *)dst + 8 * i, &v, 8);

@@ -22,50 +22,55 @@ sw_codec_row_bytes(int bits, size_t length)
     return (length / 8) * (size_t)bits + ((length % 8) * (size_t)bits + 7) / 8;
 }
 
-static inline uint64_t
-sw_codecpack_load(const void *codes, int size, size_t i)
-{
-    uint8_t b;
-    uint16_t h;
-    uint32_t w;
-    uint64_t q;
 
-    switch (size) {
-    case 1:
-        memcpy(&b, (const char *)codes + i, 1);
-        return b;
-    case 2:
-        memcpy(&h, (const char *)codes + 2 * i, 2);
-        return h;
-    case 4:
-        memcpy(&w, (const char *)codes + 4 * i, 4);
-        return w;
-    default:
-        memcpy(&q, (const char *)codes + 8 * i, 8);
-        return q;
+
+/* OR n codes, masked to `bits`, into the bit stream `out` as elements
+ * at, at+1, ... (the bits they go to are zero). */
+static void
+sw_codecpack_or_bits(const void *codes, int code_size, int bits, size_t n,
+                     unsigned char *out, size_t at)
+{
+    uint64_t mask = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        uint64_t v = sw_codec_load(codes, code_size, i) & mask;
+        uint64_t pos = (uint64_t)(at + i) * (uint64_t)bits;
+        int k = 0;
+
+        while (k < bits) {
+            int off = (int)(pos % 8), take = 8 - off;
+            if (take > bits - k) {
+                take = bits - k;
+            }
+            out[pos / 8] |= (unsigned char)(((v >> k) & ((1u << take) - 1)) << off);
+            pos += (uint64_t)take;
+            k += take;
+        }
     }
 }
 
-static inline void
-sw_codecpack_store(void *codes, int size, size_t i, uint64_t v)
+/* Read the n codes at elements at, at+1, ... of a bit stream. */
+static void
+sw_codecpack_read_bits(const unsigned char *data, int bits, size_t at, size_t n,
+                       void *codes, int code_size)
 {
-    uint8_t b = (uint8_t)v;
-    uint16_t h = (uint16_t)v;
-    uint32_t w = (uint32_t)v;
+    size_t i;
 
-    switch (size) {
-    case 1:
-        memcpy((char *)codes + i, &b, 1);
-        break;
-    case 2:
-        memcpy((char *)codes + 2 * i, &h, 2);
-        break;
-    case 4:
-        memcpy((char *)codes + 4 * i, &w, 4);
-        break;
-    default:
-        memcpy((char *)codes + 8 * i, &v, 8);
-        break;
+    for (i = 0; i < n; i++) {
+        uint64_t v = 0, pos = (uint64_t)(at + i) * (uint64_t)bits;
+        int k = 0;
+
+        while (k < bits) {
+            int off = (int)(pos % 8), take = 8 - off;
+            if (take > bits - k) {
+                take = bits - k;
+            }
+            v |= (uint64_t)((data[pos / 8] >> off) & ((1u << take) - 1)) << k;
+            pos += (uint64_t)take;
+            k += take;
+        }
+        sw_codec_store(codes, code_size, i, v);
     }
 }
 
@@ -86,7 +91,6 @@ sw_codec_pack(const void *codes, int code_size, int bits, size_t n,
               unsigned char *out)
 {
     const unsigned char *c = (const unsigned char *)codes;
-    uint64_t mask = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
     size_t i, nbytes = sw_codec_row_bytes(bits, n);
 
     if (bits == 4 && code_size == 1) {
@@ -122,21 +126,7 @@ sw_codec_pack(const void *codes, int code_size, int bits, size_t n,
         return;
     }
     memset(out, 0, nbytes);
-    for (i = 0; i < n; i++) {
-        uint64_t v = sw_codecpack_load(codes, code_size, i) & mask;
-        uint64_t pos = (uint64_t)i * (uint64_t)bits;
-        int k = 0;
-
-        while (k < bits) {
-            int off = (int)(pos % 8), take = 8 - off;
-            if (take > bits - k) {
-                take = bits - k;
-            }
-            out[pos / 8] |= (unsigned char)(((v >> k) & ((1u << take) - 1)) << off);
-            pos += (uint64_t)take;
-            k += take;
-        }
-    }
+    sw_codecpack_or_bits(codes, code_size, bits, n, out, 0);
 }
 
 void
@@ -167,21 +157,7 @@ sw_codec_unpack(const unsigned char *data, int bits, size_t n, void *codes,
         memcpy(codes, data, n);
         return;
     }
-    for (i = 0; i < n; i++) {
-        uint64_t v = 0, pos = (uint64_t)i * (uint64_t)bits;
-        int k = 0;
-
-        while (k < bits) {
-            int off = (int)(pos % 8), take = 8 - off;
-            if (take > bits - k) {
-                take = bits - k;
-            }
-            v |= (uint64_t)((data[pos / 8] >> off) & ((1u << take) - 1)) << k;
-            pos += (uint64_t)take;
-            k += take;
-        }
-        sw_codecpack_store(codes, code_size, i, v);
-    }
+    sw_codecpack_read_bits(data, bits, 0, n, codes, code_size);
 }
 
 /* Pack n codes as elements at, at+1, ... of a row whose bytes are zero
@@ -190,29 +166,12 @@ void
 sw_codec_pack_at(const void *codes, int code_size, int bits, size_t n,
                  unsigned char *row, size_t at)
 {
-    uint64_t mask = bits >= 64 ? ~0ULL : (1ULL << bits) - 1;
-    size_t i;
-
     if ((at * (size_t)bits) % 8 == 0 && (bits == 4 || bits == 6 || bits == 8)
         && code_size == 1) {
         sw_codec_pack(codes, code_size, bits, n, row + at * (size_t)bits / 8);
         return;
     }
-    for (i = 0; i < n; i++) {
-        uint64_t v = sw_codecpack_load(codes, code_size, i) & mask;
-        uint64_t pos = (uint64_t)(at + i) * (uint64_t)bits;
-        int k = 0;
-
-        while (k < bits) {
-            int off = (int)(pos % 8), take = 8 - off;
-            if (take > bits - k) {
-                take = bits - k;
-            }
-            row[pos / 8] |= (unsigned char)(((v >> k) & ((1u << take) - 1)) << off);
-            pos += (uint64_t)take;
-            k += take;
-        }
-    }
+    sw_codecpack_or_bits(codes, code_size, bits, n, row, at);
 }
 
 /* Unpack the n codes at elements at, at+1, ... of a packed row. */
@@ -220,25 +179,9 @@ void
 sw_codec_unpack_at(const unsigned char *row, int bits, size_t at, size_t n,
                    void *codes, int code_size)
 {
-    size_t i;
-
     if ((at * (size_t)bits) % 8 == 0) {
         sw_codec_unpack(row + at * (size_t)bits / 8, bits, n, codes, code_size);
         return;
     }
-    for (i = 0; i < n; i++) {
-        uint64_t v = 0, pos = (uint64_t)(at + i) * (uint64_t)bits;
-        int k = 0;
-
-        while (k < bits) {
-            int off = (int)(pos % 8), take = 8 - off;
-            if (take > bits - k) {
-                take = bits - k;
-            }
-            v |= (uint64_t)((row[pos / 8] >> off) & ((1u << take) - 1)) << k;
-            pos += (uint64_t)take;
-            k += take;
-        }
-        sw_codecpack_store(codes, code_size, i, v);
-    }
+    sw_codecpack_read_bits(row, bits, at, n, codes, code_size);
 }

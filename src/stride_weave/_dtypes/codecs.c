@@ -99,12 +99,6 @@ sw_codecs_count(PyObject *value, const char *func, const char *arg, size_t *out)
     return 0;
 }
 
-/* The bytes one code of a `bits`-wide format takes unpacked. */
-static int
-sw_codecs_code_size(int bits)
-{
-    return bits <= 8 ? 1 : bits <= 16 ? 2 : bits <= 32 ? 4 : 8;
-}
 
 /* The kernel's view of the simple dtype `obj`, read from its numeric
  * record: 0, or -1 with TypeError naming `arg`. */
@@ -326,7 +320,7 @@ sw_codecs_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     o.overflow = (int)overflow;
     o.nan = (int)nan;
     sw_codec_resolve(&f, &o);
-    code_size = sw_codecs_code_size(f.bits);
+    code_size = sw_codec_code_size(f.bits);
     src_size = src_sizes[source];
 
     if (sw_codecs_view(args[0], &src, 0, func, "values") < 0
@@ -399,7 +393,7 @@ sw_codecs_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         || sw_codecs_int(args[3], func, "to_f64", 0, 1, &to_f64) < 0) {
         return NULL;
     }
-    code_size = sw_codecs_code_size(f.bits);
+    code_size = sw_codec_code_size(f.bits);
     out_size = to_f64 ? 8 : 4;
     if (sw_codecs_view(args[0], &src, 0, func, "codes") < 0
         || sw_codecs_view(args[1], &dst, 1, func, "out") < 0) {
@@ -487,7 +481,7 @@ sw_codecs_pack_impl(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         || (unpack && sw_codecs_count(args[3], func, "count", &n) < 0)) {
         return NULL;
     }
-    code_size = sw_codecs_code_size(bits);
+    code_size = sw_codec_code_size(bits);
     if (sw_codecs_view(args[0], &src, 0, func, unpack ? "data" : "codes") < 0
         || sw_codecs_view(args[1], &dst, 1, func, "out") < 0) {
         goto error;
@@ -674,21 +668,32 @@ sw_codecs_rule(sw_codec_block *b, long rule, const char *func, PyObject *dtype)
     return 0;
 }
 
-/* rows * length, and the bytes of each plane, each checked for overflow:
- * 0, or -1 with ValueError. */
+/* rows * length, and the bytes of each plane, each checked for overflow
+ * (and a whole-tensor block set from the length): 0, or -1 with
+ * ValueError. */
 static int
-sw_codecs_block_sizes(const sw_codec_block *b, size_t rows, size_t length,
+sw_codecs_block_sizes(sw_codec_block *b, size_t rows, size_t length,
                       const char *func, size_t *n, size_t *elem_bytes,
                       size_t *nscales)
 {
     size_t row_bytes, nb;
 
+    if (b->block == 0) {
+        /* a single Whole level: the whole tensor, as one row, is one block */
+        b->block = length > 0 ? length : 1;
+        if (rows > 1) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: a format scaled as a whole takes its tensor as one row, "
+                         "got %zu rows", func, rows);
+            return -1;
+        }
+    }
     if (length != 0 && rows > (size_t)PY_SSIZE_T_MAX / length / 8) {
         goto overflow;
     }
     *n = rows * length;
     row_bytes = b->packed ? sw_codec_row_bytes(b->elem.bits, length)
-                          : length * (size_t)sw_codecs_code_size(b->elem.bits);
+                          : length * (size_t)sw_codec_code_size(b->elem.bits);
     *elem_bytes = rows * row_bytes;
     nb = length == 0 ? 0 : (length - 1) / b->block + 1;
     *nscales = rows * nb;
@@ -714,7 +719,7 @@ sw_codecs_scale_views(PyObject *scales, const sw_codec_block *b, Py_buffer *view
         return -1;
     }
     for (i = 0; i < b->nlevels; i++) {
-        int size = sw_codecs_code_size(b->scale[i].bits);
+        int size = sw_codec_code_size(b->scale[i].bits);
         size_t want = i == 0 ? nscales : 1;
         if (sw_codecs_view(PyTuple_GET_ITEM(scales, i), &views[i], writable, func,
                            "scales[i]") < 0
@@ -762,15 +767,6 @@ sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     b.rounding = rounding == SW_ROUND_DEFAULT ? SW_ROUND_NEAREST_EVEN : (int)rounding;
     b.packed = (int)packed;
-    if (b.block == 0) {
-        b.block = length > 0 ? length : 1;
-        if (rows > 1) {
-            PyErr_Format(PyExc_ValueError,
-                         "%s: a format scaled as a whole takes its tensor as one row, "
-                         "got %zu rows", func, rows);
-            return NULL;
-        }
-    }
     if (sw_codecs_block_sizes(&b, rows, length, func, &n, &elem_bytes, &nscales) < 0) {
         return NULL;
     }
@@ -785,7 +781,7 @@ sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     else if (sw_codecs_check_float(&src, 'f', 4, func, "values") < 0) {
         goto error;
     }
-    if (sw_codecs_check_codes(&elem, b.packed ? 1 : sw_codecs_code_size(b.elem.bits),
+    if (sw_codecs_check_codes(&elem, b.packed ? 1 : sw_codec_code_size(b.elem.bits),
                               func, "elements") < 0) {
         goto error;
     }
@@ -860,15 +856,6 @@ sw_codecs_dequantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     b.packed = (int)packed;
     b.nonfinite_error = (int)nonfinite;
-    if (b.block == 0) {
-        b.block = length > 0 ? length : 1;
-        if (rows > 1) {
-            PyErr_Format(PyExc_ValueError,
-                         "%s: a format scaled as a whole takes its tensor as one row, "
-                         "got %zu rows", func, rows);
-            return NULL;
-        }
-    }
     if (sw_codecs_block_sizes(&b, rows, length, func, &n, &elem_bytes, &nscales) < 0) {
         return NULL;
     }
@@ -879,7 +866,7 @@ sw_codecs_dequantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     to_f64 = sw_codecs_format_char(&dst) == 'd';
     if (sw_codecs_check_float(&dst, to_f64 ? 'd' : 'f', to_f64 ? 8 : 4, func, "out") < 0
-        || sw_codecs_check_codes(&elem, b.packed ? 1 : sw_codecs_code_size(b.elem.bits),
+        || sw_codecs_check_codes(&elem, b.packed ? 1 : sw_codec_code_size(b.elem.bits),
                                  func, "elements") < 0) {
         goto error;
     }
