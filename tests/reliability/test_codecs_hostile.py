@@ -189,7 +189,7 @@ def test_an_exporter_that_resizes_the_other_buffer_while_exporting():
 def test_buffers_cannot_be_resized_or_released_while_a_kernel_runs():
     # In a child: other threads hammer the buffers while the GIL is released.
     report = child_report("""
-        import json, threading
+        import json, threading, time
         import numpy as np
         from stride_weave import _dtypes
         from stride_weave.dtypes import DType
@@ -201,7 +201,10 @@ def test_buffers_cannot_be_resized_or_released_while_a_kernel_runs():
         refused = {"resize": 0, "release": 0}
 
         def attack():
-            while not stop:
+            for _ in range(20000):      # bounded: also when the kernel is slow
+                if stop:
+                    break
+                time.sleep(0)
                 try:
                     values.extend(b"1234")
                 except BufferError:

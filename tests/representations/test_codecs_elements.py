@@ -74,8 +74,20 @@ def _unsigned(bits):
     return np.dtype(codecs._code_dtype(bits))
 
 
+# The reference is ml_dtypes 0.7: older releases (0.5 is the newest with
+# wheels for free-threaded 3.13) round float32 subnormals into e8m0fnu up
+# (2**-127 itself becomes 2**-126), and wrap out-of-range values into
+# int4/uint4 where 0.7 gives 0.
+OLD_ML_DTYPES = tuple(int(p) for p in ml_dtypes.__version__.split(".")[:2]) < (0, 7)
+
+
 def _reference_codes(x, dtype, reference):
     """x.astype(reference) as the codes encode returns."""
+    if OLD_ML_DTYPES and reference in (ml_dtypes.float8_e8m0fnu, ml_dtypes.int4,
+                                       ml_dtypes.uint4):
+        pytest.skip(f"ml_dtypes {ml_dtypes.__version__} converts float32 subnormals into "
+                    "e8m0fnu, and out-of-range values into int4/uint4, differently from "
+                    "0.7, the reference")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         y = np.asarray(x).astype(reference)
