@@ -19,7 +19,7 @@ torch's own intra-op threads for torchao). The anchors, measured in the same run
 
 The targets (encode and decode at least as fast as ml_dtypes; MXFP4 and
 NVFP4 quantize 10x microxcaling and 5x torchao; MXFP8 at least torchao;
-every quantize within 4x of copyto) are reported as met or missed, never
+every quantize within 4x of copyto) are reported as met or not, never
 asserted.
 """
 
@@ -211,7 +211,7 @@ def main(argv=None):
         print("(torch/torchao not importable: their rows are left out)")
     print("targets (1 thread):")
     for t in report["targets"]:
-        print(f"  {'met   ' if t['met'] else 'MISSED'} {t['target']}")
+        print(f"  {'met   ' if t['met'] else 'not met'} {t['target']}")
     return 0
 
 
