@@ -230,7 +230,12 @@ def _codes(func: str, arg: str, codes: object, bits: int) -> tuple[Any, tuple[in
         if codes.dtype.itemsize != want.itemsize:
             codes = codes.astype(want)
         return np.ascontiguousarray(codes).view(want), codes.shape
-    with memoryview(codes) as view:  # type: ignore[arg-type]
+    try:
+        view = memoryview(codes)  # type: ignore[arg-type]
+    except TypeError:
+        # a sequence of ints
+        return _codes(func, arg, np.asarray(codes, dtype=want), bits)
+    with view:
         shape = tuple(view.shape or ())
     return codes, shape
 

@@ -369,3 +369,28 @@ def test_difference_torchao_nvfp4_dequantize_rounds_the_scale_product():
     differ = ours != theirs
     assert differ.any()
     assert np.all(np.abs(ours - exact)[differ] <= np.abs(theirs - exact)[differ])
+
+
+def test_microxcaling_formula_as_written():
+    # microxcaling is not on PyPI: its shared exponent as mx/mx_ops.py
+    # writes it, floor(log2(amax)) in float32 torch, minus emax, clamped
+    torch = pytest.importorskip("torch")
+    ks = np.arange(-100, 100)
+    amax = np.concatenate([np.float32(2.0) ** ks.astype(np.float32) * np.float32(1.5),
+                           np.nextafter(np.float32(2.0) ** ks.astype(np.float32),
+                                        np.float32(0))]).astype(np.float32)
+    theirs = torch.floor(torch.log2(torch.from_numpy(amax))).numpy() - 2
+    theirs = np.clip(theirs, -127, 127) + 127
+    x = np.zeros((len(amax), 32), np.float32)
+    x[:, 0] = amax
+    ours = codecs.quantize(x, DType.MXFP4).planes[1][:, 0]
+    half = len(ks)
+    # the exponent bits: 1.5 * 2**k has exponent k, (1 - 2**-24) * 2**k has k - 1
+    want = np.concatenate([ks, ks - 1]) - 2
+    assert np.array_equal(ours.astype(int), np.clip(want, -127, 127) + 127)
+    # 1.5 * 2**k: its float32 log2 is exact enough, both agree
+    assert np.array_equal(ours[:half], theirs[:half])
+    # (1 - 2**-24) * 2**k: float32 log2 rounds up to k; the exponent bits say k - 1
+    below = ours[half:].astype(int) != theirs[half:].astype(int)
+    assert below.sum() >= 150
+    assert np.all(ours[half:][below].astype(int) == theirs[half:][below].astype(int) - 1)
