@@ -1,0 +1,281 @@
+"""Slow, obviously-correct models of the codecs, written from the formats'
+definitions with exact arithmetic (fractions.Fraction): the expected
+values of tests/representations/test_codecs_*.py. Nothing here calls the
+code under test.
+
+- FloatModel: every finite value of a floating-point format, from its
+  numeric record's fields; encoding picks the neighbours of a value and
+  applies a rounding rule, the overflow and the NaN options as the
+  documentation words them.
+- mx_scale_exponent / quantize_mx / quantize_nvfp4: block-scaled formats from
+  the OCP MX v1.0 and NVIDIA NVFP4 formulas.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import struct
+from fractions import Fraction
+
+
+class FloatModel:
+    """A floating-point format from its record's parameters."""
+
+    def __init__(self, record):
+        self.record = record
+        e, m, bias = record.exponent_bits, record.mantissa_bits, record.bias
+        self.e, self.m, self.bias = e, m, bias
+        self.signed = record.signed
+        self.bits = record.bits
+        self.nan_encoding = record.nan_encoding
+        self.sign_bit = 1 << (self.bits - 1) if self.signed else 0
+        # every non-negative finite value -> its code (magnitude bits)
+        self.values: dict[Fraction, int] = {}
+        has_zero = self.signed or m > 0
+        for mag in range(1 << (e + m)):
+            field, frac = mag >> m, mag & ((1 << m) - 1)
+            if self._special(mag):
+                continue
+            if not has_zero:                    # e8m0fnu: field 0 is 2**-bias
+                value = Fraction(2) ** (field - bias) * (1 + Fraction(frac, 1 << m))
+            elif field == 0:
+                value = Fraction(2) ** (1 - bias) * Fraction(frac, 1 << m)
+            else:
+                value = Fraction(2) ** (field - bias) * (1 + Fraction(frac, 1 << m))
+            self.values[value] = mag
+        self.sorted = sorted(self.values)
+        self.max = self.sorted[-1]
+        self.has_inf = record.has_inf
+        self.has_nan = record.has_nan
+        top = (1 << e) - 1
+        self.inf_code = top << m if self.has_inf else None
+        if self.nan_encoding == "ieee":
+            self.nan_code = (top << m) | (1 << (m - 1))
+        elif self.nan_encoding == "all_ones":
+            self.nan_code = (1 << (e + m)) - 1
+        elif self.nan_encoding == "negative_zero":
+            self.nan_code = self.sign_bit
+        else:
+            self.nan_code = None
+
+    def _special(self, mag: int) -> bool:
+        e, m = self.e, self.m
+        top = (1 << e) - 1
+        if self.nan_encoding == "ieee":
+            return mag >> m == top
+        if self.nan_encoding == "all_ones":
+            return mag == (1 << (e + m)) - 1
+        return False
+
+    def nan(self, negative: bool) -> int:
+        code = self.nan_code
+        return code | (self.sign_bit if negative and self.nan_encoding != "negative_zero"
+                       else 0)
+
+    def overflow(self, negative: bool, overflow: str) -> int:
+        sign = self.sign_bit if negative else 0
+        if overflow == "special":
+            if self.has_inf:
+                return self.inf_code | sign
+            return self.nan(negative)
+        return self.values[self.max] | sign
+
+    def encode(self, x: float, rounding: str = "nearest_even",
+               overflow: str | None = None, nan: str | int | None = None) -> int:
+        """The code of the float x. Overflow: rounding with an unbounded
+        exponent range gives a magnitude above the largest finite value."""
+        if overflow is None:
+            overflow = "special" if (self.has_inf or self.has_nan) else "saturate"
+        negative = math.copysign(1.0, x) < 0
+        if math.isnan(x):
+            if isinstance(nan, int):
+                return nan
+            if self.has_nan:
+                return self.nan(negative)
+            return 0 if negative else self.sign_bit
+        sign = self.sign_bit if negative else 0
+        if negative and not self.signed:
+            return self.nan(False) if self.has_nan else 0
+        if math.isinf(x):
+            if self.has_inf:
+                return self.inf_code | sign
+            return self.overflow(negative, overflow)
+        a = Fraction(abs(x))
+        if a == 0:
+            if 0 not in self.values:
+                return self.nan(False) if self.has_nan else 0
+            return sign if self.nan_encoding != "negative_zero" else 0
+        # the neighbours among the finite values, extended by one step of
+        # the largest binade beyond the maximum (unbounded exponent range)
+        grid = self.sorted
+        if a > self.max:
+            # rounded with an unbounded exponent range: the next value
+            # beyond the maximum is one step of the top binade's spacing up
+            ulp_top = Fraction(2) ** (floor_log2(self.max) - self.m)
+            toward = (rounding == "toward_zero" or (rounding == "down" and not negative)
+                      or (rounding == "up" and negative))
+            if toward:
+                stays = a < self.max + ulp_top
+            elif rounding in ("up", "down"):
+                stays = False
+            else:
+                mid = self.max + ulp_top / 2
+                stays = a < mid or (a == mid and rounding == "nearest_even"
+                                    and self.values[self.max] % 2 == 0)
+            return self.values[self.max] | sign if stays else self.overflow(negative, overflow)
+        i = bisect.bisect_left(grid, a)
+        if grid[i] == a:
+            return self.values[a] | sign
+        lo = grid[i - 1] if i > 0 else None
+        hi = grid[i]
+        up = self._round_up(a, lo, hi, negative, rounding, self.values)
+        chosen = hi if up else lo
+        if chosen is None:
+            return 0                                # nowhere below: code 0
+        if chosen > self.max:
+            return self.overflow(negative, overflow)
+        mag = self.values[chosen]
+        if mag == 0 and self.nan_encoding == "negative_zero":
+            return 0
+        return mag | sign
+
+    @staticmethod
+    def _round_up(a, lo, hi, negative, rounding, codes) -> bool:
+        if lo is None:
+            return True
+        if rounding == "toward_zero":
+            return False
+        if rounding == "up":
+            return not negative
+        if rounding == "down":
+            return negative
+        mid = (lo + hi) / 2
+        if a != mid:
+            return a > mid
+        if rounding == "nearest_away":
+            return True
+        # ties to even: the neighbour whose code is even
+        return codes[hi] % 2 == 0
+
+    def decode(self, code: int) -> Fraction | None:
+        """The value of a code (None for NaN, +-inf as floats)."""
+        negative = bool(code & self.sign_bit)
+        mag = code & ~self.sign_bit & ((1 << self.bits) - 1)
+        if self.nan_code is not None and (code == self.nan(negative) or (
+                self.nan_encoding == "ieee" and mag >> self.m == (1 << self.e) - 1
+                and mag & ((1 << self.m) - 1))):
+            return None
+        for value, m in self.values.items():
+            if m == mag:
+                return -value if negative else value
+        return None
+
+
+def f32(x: float) -> float:
+    """x rounded to float32 (nearest-even), as a float."""
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def floor_log2(a: Fraction) -> int:
+    """floor(log2(a)) for a > 0, exactly."""
+    k = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** k > a:
+        k -= 1
+    elif Fraction(2) ** (k + 1) <= a:
+        k += 1
+    return k
+
+
+def mx_scale_exponent(amax: Fraction, rule: str, emax_elem: int, max_elem: Fraction,
+                      mbits_elem: int) -> int:
+    """The shared exponent of a block whose largest magnitude is amax (> 0),
+    before clamping to the scale's range: the OCP MX v1.0 formula (floor)
+    and its variants."""
+    k = floor_log2(amax)
+    if rule == "floor":
+        return k - emax_elem
+    if rule == "ceil":
+        return (k if amax == Fraction(2) ** k else k + 1) - emax_elem
+    if rule == "rceil":
+        # the smallest power of two X with amax / X <= max_elem
+        s = k - emax_elem
+        return s if amax <= max_elem * Fraction(2) ** s else s + 1
+    if rule == "even":
+        # amax rounded to the element's mantissa width (half up), floor log2
+        q = Fraction(2) ** (k - mbits_elem)
+        rounded = (amax / q + Fraction(1, 2)).__floor__() * q
+        return floor_log2(rounded) - emax_elem
+    raise ValueError(rule)
+
+
+def _int_element_code(v: Fraction, bits: int) -> int:
+    """An OCP MX integer element (bits - 2 fraction bits), nearest-even,
+    saturating symmetrically."""
+    scaled = v * 2 ** (bits - 2)
+    n = scaled.__floor__()
+    rest = scaled - n
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and n % 2):
+        n += 1
+    top = 2 ** (bits - 1) - 1
+    n = max(-top, min(top, n))
+    return n & ((1 << bits) - 1)
+
+
+def quantize_mx_block(xs, elem, rule: str, scale_emin: int = -127, scale_emax: int = 127,
+                      scale_bias: int = 127):
+    """(scale code, element codes) of one block by the OCP MX v1.0
+    formula: X = 2**clamp(shared exponent), P_i = saturate(round(V_i / X)).
+    `elem` is a FloatModel, or an int (the bits of an integer element). A
+    block holding an infinity or a NaN has the NaN scale (0xFF)."""
+    if any(math.isnan(x) or math.isinf(x) for x in xs):
+        nan = elem.nan(False) if isinstance(elem, FloatModel) and elem.has_nan else 0
+        return 0xFF, [nan] * len(xs)
+    amax = max(Fraction(abs(x)) for x in xs)
+    if isinstance(elem, int):
+        emax, top, mbits = 0, Fraction(2 ** (elem - 1) - 1, 2 ** (elem - 2)), elem - 2
+    else:
+        emax, top, mbits = floor_log2(elem.max), elem.max, elem.m
+    se = scale_emin if amax == 0 else mx_scale_exponent(amax, rule, emax, top, mbits)
+    se = max(scale_emin, min(scale_emax, se))
+    codes = []
+    for x in xs:
+        v = Fraction(x) / Fraction(2) ** se
+        if isinstance(elem, int):
+            codes.append(_int_element_code(v, elem))
+        else:
+            value = float(v) if v != 0 else math.copysign(0.0, x)
+            codes.append(elem.encode(value, "nearest_even", "saturate"))
+    return se + scale_bias, codes
+
+
+def quantize_nvfp4(rows, e2m1: FloatModel, e4m3: FloatModel, block: int = 16):
+    """(whole-tensor float32 scale, block scale codes, element codes) by
+    NVIDIA's recipe as torchao computes it, every step one float32
+    operation: g = amax / (448 * 6); per block s = e4m3(clamp(amax_b / 6 / g,
+    2**-6, 448)); elements e2m1(saturate(x * ((1 / g) / s)))."""
+    finite = [abs(x) for row in rows for x in row if math.isfinite(x)]
+    t = max(finite, default=0.0)
+    g = f32(t / 2688.0) if t > 0 else 1.0
+    if g == 0:
+        g = 1.0
+    scales, elements = [], []
+    for row in rows:
+        srow, erow = [], []
+        for start in range(0, len(row), block):
+            xs = row[start:start + block]
+            if any(not math.isfinite(x) for x in xs):
+                srow.append(e4m3.nan(False))
+                erow += [0] * len(xs)
+                continue
+            amax = max(abs(x) for x in xs)
+            sc = f32(f32(amax / 6.0) / g)
+            sc = min(max(sc, 2.0 ** -6), 448.0)
+            code = e4m3.encode(sc, "nearest_even", "saturate")
+            dec = float(e4m3.decode(code))
+            recip = f32(f32(1.0 / g) / dec)
+            srow.append(code)
+            erow += [e2m1.encode(f32(x * recip), "nearest_even", "saturate") for x in xs]
+        scales.append(srow)
+        elements.append(erow)
+    return g, scales, elements
