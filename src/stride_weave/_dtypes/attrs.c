@@ -314,10 +314,15 @@ sw_attrs_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
     }
     *defs_out = defs;
     for (m = cls->tp_members; m->name != NULL; m++) {
-        PyObject *current = PyDict_GetItemString(cls->tp_dict, m->name);
-        PyObject *getset;
+        PyObject *current = NULL, *getset;
+        int is_member;
 
-        if (current == NULL || !Py_IS_TYPE(current, &PyMemberDescr_Type)) {
+        if (PyDict_GetItemStringRef(cls->tp_dict, m->name, &current) < 0) {
+            return -1;
+        }
+        is_member = current != NULL && Py_IS_TYPE(current, &PyMemberDescr_Type);
+        Py_XDECREF(current);   /* the class's dict keeps a member */
+        if (!is_member) {
             continue;
         }
         defs[i].name = m->name;
@@ -378,7 +383,7 @@ sw_attrs_exact_slots(PyObject *slots)
 PyObject *
 sw_attrs_prepare_namespace(PyObject *ns, const char *clsname, int *own_attrs)
 {
-    PyObject *copy, *slots, *key, *value;
+    PyObject *copy, *slots, *declared = NULL, *key, *value;
     Py_ssize_t pos = 0;
     int status = 0;
 
@@ -387,6 +392,11 @@ sw_attrs_prepare_namespace(PyObject *ns, const char *clsname, int *own_attrs)
     if (copy == NULL) {
         return NULL;
     }
+    /* No Python code runs in the loop (exact str keys, no collection: only
+     * the error paths allocate objects, and they stop it), so the borrowed
+     * key and value stay valid; free-threaded builds iterate inside the
+     * namespace's critical section, as another thread may hold it. */
+    Py_BEGIN_CRITICAL_SECTION(ns);
     while (status == 0 && PyDict_Next(ns, &pos, &key, &value)) {
         PyObject *exact;
 
@@ -402,35 +412,42 @@ sw_attrs_prepare_namespace(PyObject *ns, const char *clsname, int *own_attrs)
             status = -1;
             break;
         }
-        if (PyDict_Contains(copy, exact)) {
+        status = PyDict_Contains(copy, exact);
+        if (status > 0) {
             PyErr_Format(PyExc_TypeError,
                          "class %s: the namespace names %R twice (a str "
                          "subclass key equal to another key)", clsname, exact);
             status = -1;
         }
-        else {
+        else if (status == 0) {
             status = PyDict_SetItem(copy, exact, value);
         }
         Py_DECREF(exact);
     }
+    Py_END_CRITICAL_SECTION();
     if (status < 0) {
         Py_DECREF(copy);
         return NULL;
     }
-    slots = PyDict_GetItemString(copy, "__slots__");   /* borrowed */
-    if (slots == NULL) {
+    /* A strong reference: iterating a user's __slots__ runs its code. */
+    status = PyDict_GetItemStringRef(copy, "__slots__", &declared);
+    if (status < 0) {
+        Py_DECREF(copy);
+        return NULL;
+    }
+    if (declared == NULL) {
         *own_attrs = 1;
         slots = PyTuple_New(0);
     }
-    else if (PyUnicode_Check(slots)) {
-        slots = sw_exact_str(slots);
+    else if (PyUnicode_Check(declared)) {
+        slots = sw_exact_str(declared);
     }
     else {
-        /* The copy holds a reference, so user iteration cannot free it. */
-        PyObject *items = PySequence_Tuple(slots);
+        PyObject *items = PySequence_Tuple(declared);
         slots = items ? sw_attrs_exact_slots(items) : NULL;
         Py_XDECREF(items);
     }
+    Py_XDECREF(declared);
     if (slots == NULL) {
         Py_DECREF(copy);
         return NULL;
@@ -467,7 +484,8 @@ sw_attrs_freeze_entry(PyObject *self, PyObject *frozen, PyObject *key,
     }
     hit = PySet_Contains(owned, exact);
     if (hit == 0) {
-        hit = PyDict_Contains(frozen, exact) ? 2 : 0;
+        hit = PyDict_Contains(frozen, exact);
+        hit = hit > 0 ? 2 : hit;
     }
     if (hit == 0 && PyDict_SetItem(frozen, exact, value) < 0) {
         hit = -1;

@@ -340,7 +340,10 @@ sw_construct_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
     }
     if (shared == NULL
         && sw_private_setdefault(st->structures, d->structure, d->structure) == NULL) {
-        /* Registered already: sharing is only an optimization. */
+        /* d is published: raising now would report a failure for a
+         * registered descriptor.  Sharing equal structures only saves
+         * memory, so a failure to remember this one (MemoryError) is
+         * dropped and changes nothing anyone can read. */
         PyErr_Clear();
     }
     Py_DECREF(contract);

@@ -86,11 +86,12 @@ done:
     return status;
 }
 
-static void
+static int
 sw_rule_meta_begin(PyObject *obj, sw_type *Py_UNUSED(t),
                    int Py_UNUSED(option))
 {
     SW_STORE_FLAG(((sw_rule *)obj)->build_state, SW_BUILDING);
+    return 0;
 }
 
 /* Record the structure, then freeze and seal.  A failed freeze marks the

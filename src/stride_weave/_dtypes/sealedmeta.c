@@ -36,7 +36,12 @@ sw_sealedmeta_parse_keywords(PyObject *kwds, const char *keyword,
     if (keyword == NULL) {
         return 0;
     }
-    flag = PyDict_GetItemString(*rest, keyword);   /* borrowed */
+    /* A keyword spelled by a str subclass compares with its own __eq__:
+     * its errors propagate. */
+    if (PyDict_GetItemStringRef(*rest, keyword, &flag) < 0) {
+        Py_CLEAR(*rest);
+        return -1;
+    }
     if (flag == NULL) {
         return 0;
     }
@@ -44,10 +49,12 @@ sw_sealedmeta_parse_keywords(PyObject *kwds, const char *keyword,
         PyErr_Format(PyExc_TypeError,
                      "class keyword '%s' must be a bool, got %s", keyword,
                      Py_TYPE(flag)->tp_name);
+        Py_DECREF(flag);
         Py_CLEAR(*rest);
         return -1;
     }
     *value = (flag == Py_True);
+    Py_DECREF(flag);   /* a bool: immortal or kept by the module */
     if (PyDict_DelItemString(*rest, keyword) < 0) {
         Py_CLEAR(*rest);
         return -1;
@@ -132,18 +139,20 @@ sw_sealedmeta_check_names(PyObject *owned, PyObject *names,
 static int
 sw_sealedmeta_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
 {
-    PyObject *slots = PyDict_GetItemString(ns, "__slots__");   /* borrowed */
-    PyObject *check;
+    PyObject *slots = NULL, *check = NULL;
     Py_ssize_t i;
-    int status = 0;
+    int status;
 
-    if (slots == NULL) {
-        return 0;
+    status = PyDict_GetItemStringRef(ns, "__slots__", &slots);
+    if (status <= 0) {
+        return status;
     }
     check = PyDict_New();
     if (check == NULL) {
+        Py_DECREF(slots);
         return -1;
     }
+    status = 0;
     if (PyUnicode_CheckExact(slots)) {
         status = PyDict_SetItem(check, slots, Py_None);
     }
@@ -155,17 +164,23 @@ sw_sealedmeta_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
             }
         }
     }
-    if (status == 0 && PyDict_GetItemString(check, "__dict__") != NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "class %s: __slots__ may not contain '__dict__': a "
-                     "sealed object keeps its attributes itself, and an "
-                     "instance dict would stay writable", clsname);
-        status = -1;
+    if (status == 0) {
+        PyObject *dict_slot = NULL;
+        status = PyDict_GetItemStringRef(check, "__dict__", &dict_slot);
+        if (status > 0) {
+            Py_DECREF(dict_slot);
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: __slots__ may not contain '__dict__': a "
+                         "sealed object keeps its attributes itself, and an "
+                         "instance dict would stay writable", clsname);
+            status = -1;
+        }
     }
     if (status == 0) {
         status = sw_sealedmeta_check_names(owned, check, clsname, NULL);
     }
     Py_DECREF(check);
+    Py_DECREF(slots);
     return status;
 }
 
@@ -695,8 +710,10 @@ sw_sealedmeta_construct(const sw_sealedmeta_ops *ops, PyObject *cls,
     if (obj == NULL) {
         return NULL;
     }
-    ops->begin(obj, t, option);
-    status = tp->tp_init(obj, args, kwds);
+    status = ops->begin(obj, t, option);
+    if (status == 0) {
+        status = tp->tp_init(obj, args, kwds);
+    }
     if (status == 0) {
         status = ops->finish(obj, t, &result);
     }
