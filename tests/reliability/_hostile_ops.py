@@ -8,6 +8,7 @@ descriptor reports.  A wrong outcome raises AssertionError (a finding); a
 crash of the interpreter is a finding too.
 """
 import gc
+import pickle
 
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
@@ -34,6 +35,10 @@ CLASS_ROUTES = ("namespace", "str-subclass-key", "slots", "str-subclass-slot",
 #: Ways of writing an owned name into an instance dict while building.
 DICT_ROUTES = ("vars", "__dict__ assignment", "gc.get_referents",
                "str-subclass-key")
+
+#: What the finalizer of an attribute name tries on the object it named,
+#: when the object's building dict is released at the seal.
+FINALIZER_ACTIONS = ("replace __dict__", "set attribute", "delete attribute")
 
 
 class _S(str):
@@ -182,3 +187,60 @@ def poke_referents(*roots):
                 elif _graph_object(ref):
                     found.append(ref)
         level = found
+
+
+class _FinalizingName(str):
+    """An attribute name whose finalizer runs an attack on the object."""
+
+    def __del__(self):
+        attack = type(self).attack
+        if attack is not None:
+            attack()
+
+
+def finalizer_during_sealing(action, name):
+    """A descriptor whose attribute dict holds a name whose finalizer runs
+    when that dict is released by the seal, and tries `action` on the
+    descriptor (replacing its __dict__ with a dict the attacker keeps, or
+    writing an attribute).  The descriptor is published sealed: the attack
+    is refused, and nothing the attacker kept reaches it."""
+    other = {}
+    outcome = []
+
+    class Name(_FinalizingName):
+        attack = None
+
+    class Target(SimpleDType, abstract=False):
+        def __init__(self, n):
+            super().__init__(n, bits=8, supertype=DType.Floating)
+            holder.append(self)
+            vars(self)[Name("k")] = 1   # the dict holds the only reference
+
+    def attack():
+        target = holder[0]
+        try:
+            if action == "replace __dict__":
+                target.__dict__ = other
+            elif action == "set attribute":
+                target.late = lambda *a: ("lie",)
+            else:
+                del target.k
+        except AttributeError:
+            outcome.append("refused")
+        else:
+            outcome.append("done")
+
+    holder = []
+    Name.attack = attack
+    d = Target(name)
+    holder.clear()
+    other["structure"] = lambda *a: ("lie",)
+    other["__reduce_ex__"] = lambda *a: (str, ("lie",))
+    assert outcome == ["refused"], outcome
+    assert DType.from_name(name) is d
+    assert d.structure()[:2] == ("SimpleDType", ("bits", "int:8"))
+    assert dict(vars(d)) == {"k": 1}
+    assert not hasattr(d, "late")
+    assert pickle.loads(pickle.dumps(d)) is d
+    return d
+

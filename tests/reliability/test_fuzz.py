@@ -1017,6 +1017,11 @@ class RegistryMachine(RuleBasedStateMachine):
         return self._registered(Leaf(unique_name("SmH"), bits=8,
                                      supertype=DType.Floating))
 
+    @rule(target=simples, action=st.sampled_from(hostile.FINALIZER_ACTIONS))
+    def finalizer_during_sealing(self, action):
+        return self._registered(hostile.finalizer_during_sealing(
+            action, unique_name("SmZ")))
+
     @rule(d=descriptors)
     def assign_class(self, d):
         hostile.assign_class(d)

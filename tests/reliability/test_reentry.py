@@ -8,6 +8,8 @@ can run Python code, and no error is swallowed.  Each scenario below is an
 attack on one such point; where a regression could crash the interpreter
 (a debug build aborts on a corrupted reference count) it runs in a child.
 
+* sealing is one step: a finalizer that runs while a descriptor or rule is
+  sealed, and another thread on a free-threaded build, find it sealed;
 * a failed allocation anywhere in class creation or construction gives the
   truth or a MemoryError with nothing published.
 """
@@ -38,6 +40,180 @@ FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 needs_set_nomemory = pytest.mark.skipif(
     not hasattr(_testcapi, "set_nomemory"),
     reason="this CPython has no _testcapi.set_nomemory to make allocations fail")
+
+
+# --------------------------------------------------------------------------
+# sealing is one step
+# --------------------------------------------------------------------------
+
+_SEALING_FINALIZER = """
+import gc, json, pickle, sys
+from stride_weave.dtypes import DType, SimpleDType, RepresentationRule
+kind, route, action = sys.argv[1:4]
+other, outcome, holder = {}, [], []
+
+class Key(str):
+    # The finalizer of an attribute name: it runs when the last dict
+    # holding the name is released, and attacks the object it named.
+    def __del__(self):
+        if not holder:
+            return
+        target = holder[0]
+        try:
+            if action == "replace __dict__":
+                target.__dict__ = other
+            elif action == "set attribute":
+                target.late = "late"
+            else:
+                del target.k
+        except AttributeError:
+            outcome.append("refused")
+        else:
+            outcome.append("done")
+
+def fill(self):
+    holder.append(self)
+    if route == "setattr":
+        setattr(self, Key("k"), 1)
+    else:
+        vars(self)[Key("k")] = 1   # the dict holds the only reference
+
+if kind == "descriptor":
+    class Target(SimpleDType, abstract=False):
+        def __init__(self, name):
+            super().__init__(name, bits=8, supertype=DType.Floating)
+            fill(self)
+    obj = Target("Sealed")
+    truth = SimpleDType("Twin", bits=8, supertype=DType.Floating).structure()
+else:
+    class Target(RepresentationRule):
+        def __init__(self):
+            fill(self)
+        def validate(self, context):
+            return None
+    obj = Target()
+    truth = ("RepresentationRule", "str:__main__.Target", ("extension", ()))
+holder.clear()
+# What the attacker kept, written after publication.
+other["structure"] = lambda *a: ("lie",)
+other["__reduce_ex__"] = lambda *a: (str, ("lie",))
+other["k"] = "changed"
+report = {"outcome": outcome, "truthful": obj.structure() == truth,
+          "attrs": sorted(vars(obj)), "k": getattr(obj, "k", None),
+          "pickled": kind == "rule" or pickle.loads(pickle.dumps(obj)) is obj}
+gc.collect()   # a debug build checks every reference count here
+print(json.dumps(report))
+"""
+
+#: (route, action) -> (outcome, attributes) once sealed.  Through the
+#: dict, the name dies when the seal releases the building dict: the
+#: attack finds the object sealed.  Through setattr, the name is stored as
+#: an exact str, so the str subclass dies at once, while the object is
+#: still being built: the attack is an ordinary write before the seal.
+_SEALING_EXPECTED = {
+    ("vars", "replace __dict__"): (["refused"], ["k"]),
+    ("vars", "set attribute"): (["refused"], ["k"]),
+    ("vars", "delete attribute"): (["refused"], ["k"]),
+    ("setattr", "replace __dict__"): (["done"], []),
+    ("setattr", "set attribute"): (["done"], ["k", "late"]),
+    ("setattr", "delete attribute"): (["done"], []),
+}
+
+
+@pytest.mark.parametrize("kind", ["descriptor", "rule"])
+@pytest.mark.parametrize("route, action", sorted(_SEALING_EXPECTED))
+def test_name_finalizer_finds_the_object_sealed_in_a_child(kind, route, action):
+    report = child_report(_SEALING_FINALIZER, kind, route, action)
+    outcome, attrs = _SEALING_EXPECTED[route, action]
+    assert report["truthful"] and report["pickled"], report
+    assert report["outcome"] == outcome, report
+    assert report["attrs"] == attrs, report
+    assert report["k"] != "changed"
+
+
+def test_kept_dict_holding_a_finalizing_name_is_detached():
+    # In-process form of the finalizer attack: the hostile operation
+    # checks its own outcome (tests/reliability/_hostile_ops.py).
+    import _hostile_ops as hostile
+
+    for action in hostile.FINALIZER_ACTIONS:
+        hostile.finalizer_during_sealing(action, unique_name("FinSeal"))
+
+
+_SEAL_RACE = """
+import json, sys, threading
+from stride_weave.dtypes import DType, SimpleDType
+assert not sys._is_gil_enabled(), "the GIL is on"
+rounds = int(sys.argv[1])
+leaked = [None]
+planted = []
+stop = threading.Event()
+
+class Leaky(SimpleDType, abstract=False):
+    def __init__(self, name):
+        super().__init__(name, bits=8, supertype=DType.Floating)
+        self.tag = "own"
+        leaked[0] = self
+
+def hijack():
+    # Replace the attribute dict of whatever is being built, keeping the
+    # new dict: once the object is sealed it must not be that dict.
+    while not stop.is_set():
+        obj = leaked[0]
+        if obj is None:
+            continue
+        mine = {"tag": "planted"}
+        try:
+            obj.__dict__ = mine
+        except AttributeError:
+            continue
+        planted.append(mine)
+
+def look_up():
+    # Contends the registry's lock, which the sealing thread waits for.
+    while not stop.is_set():
+        DType.from_name("Float32")
+        DType.registered()
+
+threads = [threading.Thread(target=hijack), threading.Thread(target=look_up)]
+for t in threads:
+    t.start()
+made = []
+try:
+    for i in range(rounds):
+        made.append(Leaky("Race%d" % i))
+finally:
+    stop.set()
+    for t in threads:
+        t.join()
+for mine in planted:
+    mine["structure"] = lambda *a: ("lie",)
+    mine["tag"] = "after"
+truth = SimpleDType("Twin", bits=8, supertype=DType.Floating).structure()
+bad = [d.name for d in made
+       if d.structure() != truth or d.tag not in ("own", "planted")
+       or sorted(vars(d)) != ["tag"]]
+print(json.dumps({"made": len(made), "planted": len(planted), "bad": bad[:5],
+                  "gil": sys._is_gil_enabled()}))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not FREE_THREADED,
+                    reason="needs a free-threaded CPython with the GIL off: "
+                    "only there can another thread run while a descriptor "
+                    "is sealed")
+def test_dict_replaced_by_another_thread_while_sealing_is_never_kept():
+    env = dict(os.environ, PYTHON_GIL="0")
+    proc = run_python(["-X", "faulthandler", "-c", textwrap.dedent(_SEAL_RACE),
+                       "20000"], env=env, timeout=600)
+    assert_exited(proc)
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["made"] == 20000 and not report["gil"], report
+    # the hijacker did get in while objects were being built ...
+    assert report["planted"] > 0, report
+    # ... and no sealed descriptor kept a dict it still held
+    assert report["bad"] == [], report
 
 
 # --------------------------------------------------------------------------

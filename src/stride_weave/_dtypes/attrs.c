@@ -12,20 +12,35 @@
  * writes once sealed.  A class may not get CPython's instance dict at all
  * (sealedmeta.c refuses a "__dict__" slot and a mixin that brings one).
  *
- * Sealing freezes `attrs` (sw_attrs_freeze): the names are checked (exact
- * str, never a model-owned name), the dict is replaced by a fresh copy, so
- * a reference handed out while building (vars(self), self.__dict__,
- * gc.get_referents(self)) no longer reaches it, and the copy is neither
- * tracked by the garbage collector nor visited as a container: the object's
- * traverse visits its entries instead (sw_attrs_traverse).  Nothing in
- * Python can reach the sealed dict, so nothing can change it.
+ * Sealing is one step with no window.  The sealer (registry.c for
+ * descriptors, rule.c for rules) first sets the build state to SW_SEALING
+ * inside the object's critical section: from then on every write (setattr,
+ * __dict__ assignment, a __slots__ accessor) is refused, whichever thread,
+ * finalizer or hook attempts it, even while the sealer waits for a lock.
+ * sw_attrs_freeze then copies `attrs`, checking the names (exact str, never
+ * a model-owned name); the copy replaces `attrs` in the same step that
+ * marks the object finished, and the displaced dict is released only after
+ * that (releasing it can run finalizers).  A reference handed out while
+ * building (vars(self), self.__dict__, gc.get_referents(self)) no longer
+ * reaches the object, and the copy is neither tracked by the garbage
+ * collector nor visited as a container: the object's traverse visits its
+ * entries instead (sw_attrs_traverse).  Nothing in Python can reach the
+ * sealed dict, so nothing can change it.
  *
  * Free-threaded builds: `attrs` is created lazily and may be replaced
  * (`__dict__ = {...}`) while the object is built, so it is read and written
  * only inside the object's critical section, and readers take a strong
- * reference before using it.  Every write re-checks the build state inside
- * that critical section, where the seal is also set (registry.c, rule.c),
- * so a write is either refused or lands before the object is sealed.
+ * reference before using it.  Every write checks the build state inside
+ * that critical section, where SW_SEALING is also set, so a write is
+ * either refused or lands before the freeze copies the attributes.
+ *
+ * Raw __slots__ members: type() makes a member descriptor per slot, which
+ * writes the slot past every check.  The class's own members are marked
+ * read-only before the class can have an instance (sw_attrs_setup_class
+ * runs before the metaclass marks it ready), whether or not a class hook
+ * kept or removed them, and the accessors that replace them write the slot
+ * themselves.  A mixin can bring no members of its own: a class deriving
+ * from the model's C layouts is refused as a base (sealedmeta.c).
  */
 #include "attrs.h"
 #include "descriptor.h"
@@ -78,35 +93,63 @@ sw_attrs_getattro(PyObject *self, PyObject *name)
 }
 
 /* The generic assignment, into `attrs` for classes that own attributes.
- * The caller has checked the object is still being built. */
+ * The caller has checked the object is still being built.  The name is
+ * used as an exact str (the freeze stores it so anyway), so neither the
+ * type lookup nor the dict operation runs a str subclass's methods; a new
+ * dict is made before the critical section, since allocating may start a
+ * collection whose finalizers could replace `attrs` meanwhile. */
 int
 sw_attrs_setattr(PyObject *self, PyObject **attrs, PyObject *name,
                  PyObject *value)
 {
+    PyObject *exact = NULL, *fresh = NULL, *dict = NULL;
+    int own = Py_TYPE(self)->tp_getattro == sw_attrs_getattro;
     int status;
 
+    if (own && PyUnicode_Check(name)) {
+        exact = sw_exact_str(name);
+        if (exact == NULL) {
+            return -1;
+        }
+        name = exact;
+    }
+    if (own && value != NULL) {
+        fresh = PyDict_New();
+        if (fresh == NULL) {
+            Py_XDECREF(exact);
+            return -1;
+        }
+    }
     Py_BEGIN_CRITICAL_SECTION(self);
     if (!sw_attrs_building(self)) {
-        /* Sealed by another thread since the caller checked. */
+        /* Sealed (or being sealed) by another thread since the caller
+         * checked. */
         status = sw_attrs_refuse_sealed(self, name, value);
     }
-    else if (Py_TYPE(self)->tp_getattro != sw_attrs_getattro) {
+    else if (!own) {
         status = PyObject_GenericSetAttr(self, name, value);
     }
     else {
-        if (*attrs == NULL && value != NULL) {
-            *attrs = PyDict_New();
+        if (*attrs == NULL && fresh != NULL) {
+            *attrs = fresh;
+            fresh = NULL;
         }
         if (*attrs == NULL) {
             /* Deleting from no attributes: the generic path reports it. */
-            status = PyErr_Occurred() ? -1
-                                      : PyObject_GenericSetAttr(self, name, value);
+            status = PyObject_GenericSetAttr(self, name, value);
         }
         else {
-            status = _PyObject_GenericSetAttrWithDict(self, name, value, *attrs);
+            /* Our own reference: a descriptor's __set__ (user code) may
+             * replace the object's __dict__ meanwhile. */
+            dict = Py_NewRef(*attrs);
+            status = _PyObject_GenericSetAttrWithDict(self, name, value, dict);
         }
     }
     Py_END_CRITICAL_SECTION();
+    /* Released outside: freeing a replaced dict may run finalizers. */
+    Py_XDECREF(dict);
+    Py_XDECREF(fresh);
+    Py_XDECREF(exact);
     return status;
 }
 
@@ -116,27 +159,39 @@ static PyObject *
 sw_attrs_dict_get(PyObject *self, void *Py_UNUSED(closure))
 {
     PyObject **attrs = sw_attrs_slot(self);
-    PyObject *dict, *proxy;
+    PyObject *dict, *fresh, *proxy;
     int building;
 
-    Py_BEGIN_CRITICAL_SECTION(self);
-    if (*attrs == NULL) {
-        *attrs = PyDict_New();
-    }
-    dict = Py_XNewRef(*attrs);
-    building = sw_attrs_building(self);
-    Py_END_CRITICAL_SECTION();
-    if (dict == NULL || building) {
-        return dict;
-    }
-    /* Sealed: a read-only view of a copy, so not even gc.get_referents of
-     * the view reaches the object's own dict. */
-    Py_SETREF(dict, PyDict_Copy(dict));
-    if (dict == NULL) {
+    /* Made first: allocating may run finalizers, which may replace
+     * `attrs` (while building) before this installs it. */
+    fresh = PyDict_New();
+    if (fresh == NULL) {
         return NULL;
     }
-    proxy = PyDictProxy_New(dict);
-    Py_DECREF(dict);
+    Py_BEGIN_CRITICAL_SECTION(self);
+    building = sw_attrs_building(self);
+    if (*attrs == NULL && building) {
+        *attrs = fresh;
+        fresh = NULL;
+    }
+    dict = Py_XNewRef(*attrs);
+    Py_END_CRITICAL_SECTION();
+    if (building) {
+        Py_XDECREF(fresh);
+        return dict;
+    }
+    /* Sealed (or being sealed): a read-only view of a copy, so not even
+     * gc.get_referents of the view reaches the object's own dict.  An
+     * object sealed without attributes shows the empty dict made above. */
+    if (dict != NULL) {
+        Py_SETREF(fresh, PyDict_Copy(dict));
+        Py_DECREF(dict);
+        if (fresh == NULL) {
+            return NULL;
+        }
+    }
+    proxy = PyDictProxy_New(fresh);
+    Py_DECREF(fresh);
     return proxy;
 }
 
@@ -506,47 +561,51 @@ sw_attrs_freeze_entry(PyObject *self, PyObject *frozen, PyObject *key,
     return hit == 0 ? 0 : -1;
 }
 
-/* Freeze the attributes in *attrs for sealing; called inside the object's
- * critical section right before the seal.  Every name must be a str that
- * is not in `owned` (compared by value: a str subclass is copied without
- * running its methods); the dict is replaced by an untracked copy with
- * exact str keys.  -1 with TypeError leaves *attrs as it was. */
+/* The frozen copy of `attrs` (the object's attribute dict, or NULL) for
+ * the seal, in *frozen: a new, untracked dict with exact str keys, or NULL
+ * when there are no attributes.  Every name must be a str that is not in
+ * `owned` (compared by value: a str subclass is copied without running its
+ * methods).  Called inside the object's critical section once its build
+ * state is SW_SEALING, so no write reaches the object meanwhile (a
+ * finalizer run by the allocation below is refused too); the caller
+ * installs the copy (sw_attrs_install) in the step that finishes the
+ * object.  -1 with TypeError or MemoryError changes nothing. */
 int
-sw_attrs_freeze(PyObject *self, PyObject **attrs, PyObject *owned)
+sw_attrs_freeze(PyObject *self, PyObject *attrs, PyObject *owned,
+                PyObject **frozen)
 {
-    PyObject *current, *frozen = NULL, *key, *value;
+    PyObject *copy = NULL, *key, *value;
     Py_ssize_t pos = 0;
+    int status = 0;
 
-    if (*attrs == NULL) {
+    *frozen = NULL;
+    if (attrs == NULL) {
         return 0;
     }
-    /* Our own reference: an allocation below may run a finalizer that
-     * replaces the object's __dict__ (and would free the one iterated). */
-    current = Py_NewRef(*attrs);
-    frozen = PyDict_New();
-    if (frozen == NULL) {
-        goto error;
+    Py_INCREF(attrs);
+    copy = PyDict_New();
+    if (copy == NULL) {
+        Py_DECREF(attrs);
+        return -1;
     }
-    while (PyDict_Next(current, &pos, &key, &value)) {
-        Py_INCREF(key);
-        Py_INCREF(value);
-        if (sw_attrs_freeze_entry(self, frozen, key, value, owned) < 0) {
-            Py_DECREF(key);
-            Py_DECREF(value);
-            goto error;
-        }
-        Py_DECREF(key);
-        Py_DECREF(value);
+    /* No Python code runs in the loop: the names become exact str
+     * (hashing and comparing them runs nothing) and no object that a
+     * collection counts is allocated, except by an error, which ends the
+     * loop.  A dict a user kept (vars(self)) may be written by another
+     * thread: free-threaded builds copy it inside its critical section. */
+    Py_BEGIN_CRITICAL_SECTION(attrs);
+    while (status == 0 && PyDict_Next(attrs, &pos, &key, &value)) {
+        status = sw_attrs_freeze_entry(self, copy, key, value, owned);
     }
-    PyObject_GC_UnTrack(frozen);
-    Py_SETREF(*attrs, frozen);
-    Py_DECREF(current);
+    Py_END_CRITICAL_SECTION();
+    Py_DECREF(attrs);
+    if (status < 0) {
+        Py_DECREF(copy);
+        return -1;
+    }
+    PyObject_GC_UnTrack(copy);
+    *frozen = copy;
     return 0;
-
-error:
-    Py_XDECREF(frozen);
-    Py_DECREF(current);
-    return -1;
 }
 
 /* tp_traverse helper: a sealed object's frozen attributes are visited entry
