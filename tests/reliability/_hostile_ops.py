@@ -40,6 +40,9 @@ DICT_ROUTES = ("vars", "__dict__ assignment", "gc.get_referents",
 #: when the object's building dict is released at the seal.
 FINALIZER_ACTIONS = ("replace __dict__", "set attribute", "delete attribute")
 
+#: What a gc callback defines while other classes are being created.
+CALLBACK_CLASSES = ("descriptor", "rule", "both")
+
 
 class _S(str):
     """A str subclass whose hash and equality lie."""
@@ -244,3 +247,56 @@ def finalizer_during_sealing(action, name):
     assert pickle.loads(pickle.dumps(d)) is d
     return d
 
+
+def classes_made_by_gc_callbacks(defined, count=6):
+    """Create `count` descriptor classes (with __slots__ and a hook) while
+    a gc callback, run by collections forced at every other allocation,
+    creates classes of its own (`defined`: CALLBACK_CLASSES), also between
+    type()'s first allocation and the class's.  Every class is created
+    whole: each can be used, each hook saw a usable class, and the
+    registry is unchanged."""
+    made, seen, keep = [], [], []
+    # More slots than CPython keeps free tuples for: type() allocates a
+    # tuple for them before the class; the functions made before each
+    # class move the collections over type()'s allocations.
+    slots = tuple(f"s{i}" for i in range(24))
+
+    def callback(phase, info):
+        if phase != "start" or len(made) >= 40 * count:
+            return
+        if defined in ("descriptor", "both"):
+            made.append(type(SimpleDType)("Inner", (SimpleDType,), {}))
+        if defined in ("rule", "both"):
+            made.append(type(RepresentationRule)("InnerRule",
+                                                 (RepresentationRule,), {}))
+
+    class Base(SimpleDType):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            seen.append(cls)
+
+    before = DType.registered()
+    threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(1)
+    try:
+        created = []
+        for i in range(count):
+            keep.extend(lambda: None for _ in range(i % 3))
+            created.append(type(Base)("Outer", (Base,), {"__slots__": slots},
+                                      abstract=False))
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(callback)
+    assert DType.registered() == before
+    assert seen == created
+    for cls in seen + made:
+        if isinstance(cls, type(SimpleDType)):
+            assert type(cls.registered()) is tuple
+            try:
+                cls.from_name("no such name, surely")
+            except LookupError:
+                pass
+            else:
+                raise AssertionError(f"{cls} found an unknown name")
+    return created

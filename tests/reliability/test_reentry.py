@@ -10,6 +10,10 @@ attack on one such point; where a regression could crash the interpreter
 
 * sealing is one step: a finalizer that runs while a descriptor or rule is
   sealed, and another thread on a free-threaded build, find it sealed;
+* the record a class takes at allocation cannot be consumed by a class
+  created by a gc callback or a finalizer meanwhile, and a class a hook
+  leaked before its creation failed answers or raises, never returns NULL
+  without an exception;
 * a failed allocation anywhere in class creation or construction gives the
   truth or a MemoryError with nothing published.
 """
@@ -214,6 +218,173 @@ def test_dict_replaced_by_another_thread_while_sealing_is_never_kept():
     assert report["planted"] > 0, report
     # ... and no sealed descriptor kept a dict it still held
     assert report["bad"] == [], report
+
+
+# --------------------------------------------------------------------------
+# the class record reaches allocation, and only its own class's
+# --------------------------------------------------------------------------
+
+_CLASSES_DURING_CLASS_CREATION = """
+import gc, json, sys
+from stride_weave.dtypes import DType, SimpleDType, RepresentationRule
+trigger = sys.argv[1]
+meta, rule_meta = type(SimpleDType), type(RepresentationRule)
+made, seen, errors, keep = [], [], [], []
+creating = [False]
+
+def define():
+    # Only while an outer class is being created, the window attacked.
+    if creating[0] and len(made) < 4000:
+        made.append(meta("Inner", (SimpleDType,), {"__slots__": ("x",)}))
+        made.append(rule_meta("InnerRule", (RepresentationRule,), {}))
+
+def callback(phase, info):
+    # The collection that calls back also collects garbage made here, so
+    # its finalizer runs at the same point the callback does.
+    if phase == "start":
+        if trigger == "gc callback":
+            define()
+        else:
+            Garbage()
+
+class Garbage:
+    def __init__(self):
+        self.cycle = self
+    def __del__(self):
+        define()
+
+class Base(SimpleDType):
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        seen.append(cls)
+
+# More slots than CPython keeps free tuples for: type() allocates a new
+# tuple for them before it allocates the class, and a collection (with the
+# callback, or a finalizer) may run there.  Collections run at every other
+# allocation: the functions made before each class shift which allocations
+# those are.
+slots = tuple("s%d" % i for i in range(24))
+gc.callbacks.append(callback)
+threshold = gc.get_threshold()
+gc.set_threshold(1)
+classes = []
+try:
+    for i in range(200):
+        keep.extend(lambda: None for _ in range(i % 3))
+        creating[0] = True
+        try:
+            classes.append(meta("Outer", (Base,), {"__slots__": slots},
+                                abstract=False))
+        except Exception as e:
+            errors.append("%s: %s" % (type(e).__name__, e))
+        finally:
+            creating[0] = False
+finally:
+    gc.set_threshold(*threshold)
+    gc.callbacks.remove(callback)
+# Every class a hook saw answers from_name and registered.
+for cls in seen + [c for c in made if isinstance(c, meta)]:
+    try:
+        cls.from_name("NoSuchName")
+    except LookupError:
+        pass
+    except Exception as e:
+        errors.append("from_name: %s: %s" % (type(e).__name__, e))
+    try:
+        assert type(cls.registered()) is tuple
+    except Exception as e:
+        errors.append("registered: %s: %s" % (type(e).__name__, e))
+built = [cls("Built%d" % i, bits=8, supertype=DType.Floating).bits
+         for i, cls in enumerate(classes)]
+rules = [cls().structure()[0] for cls in made if isinstance(cls, rule_meta)]
+gc.collect()
+print(json.dumps({"errors": errors[:5], "classes": len(classes),
+                  "seen": len(seen), "made": len(made),
+                  "built": sorted(set(built)), "rules": sorted(set(rules))}))
+"""
+
+
+@pytest.mark.parametrize("trigger", ["gc callback", "finalizer"])
+def test_classes_created_during_class_creation_take_their_own_record_in_a_child(trigger):
+    report = child_report(_CLASSES_DURING_CLASS_CREATION, trigger)
+    assert report["errors"] == [], report
+    assert report["classes"] == report["seen"] == 200
+    # the attack did run: classes were created inside the window
+    assert report["made"] > 0
+    assert report["built"] == [8] and report["rules"] == ["RepresentationRule"]
+
+
+def test_classes_made_by_gc_callbacks_hostile_operation():
+    import _hostile_ops as hostile
+
+    for defined in hostile.CALLBACK_CLASSES:
+        for cls in hostile.classes_made_by_gc_callbacks(defined):
+            d = cls(unique_name("GcMade"), bits=8, supertype=DType.Floating)
+            assert DType.from_name(d.name) is d
+
+
+_LEAKED_UNFINISHED_CLASS = """
+import json, sys
+from stride_weave.dtypes import DType, SimpleDType, RepresentationRule
+where = sys.argv[1]
+leaked = []
+
+class Fail(Exception):
+    pass
+
+if where == "descriptor":
+    class Base(SimpleDType):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            leaked.append(cls)
+            raise Fail
+    bases = (Base,)
+else:
+    class Base(RepresentationRule):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            leaked.append(cls)
+            raise Fail
+    bases = (Base,)
+try:
+    type(Base)("Leaked", bases, {})
+except Fail:
+    pass
+cls, = leaked
+outcomes = {}
+def probe(label, fn):
+    try:
+        value = fn()
+    except SystemError as e:
+        outcomes[label] = "SystemError: %s" % e
+    except Exception as e:
+        outcomes[label] = type(e).__name__
+    else:
+        outcomes[label] = "ok"
+probe("instantiate", lambda: cls("LeakedMade", bits=8, supertype=DType.Floating)
+      if where == "descriptor" else cls())
+probe("subclass", lambda: type(cls)("Sub", (cls,), {}))
+probe("isinstance", lambda: isinstance(DType.Float32, cls))
+probe("issubclass", lambda: issubclass(cls, Base))
+probe("setattr", lambda: setattr(cls, "tag", 1))
+probe("repr", lambda: repr(cls))
+if where == "descriptor":
+    probe("from_name", lambda: cls.from_name("Float32"))
+    probe("registered", lambda: cls.registered())
+print(json.dumps(outcomes))
+"""
+
+
+@pytest.mark.parametrize("where", ["descriptor", "rule"])
+def test_class_leaked_by_a_failing_hook_answers_or_raises_in_a_child(where):
+    outcomes = child_report(_LEAKED_UNFINISHED_CLASS, where)
+    assert not any(v.startswith("SystemError") for v in outcomes.values()), outcomes
+    assert outcomes["instantiate"] == outcomes["subclass"] == "TypeError"
+    assert outcomes["isinstance"] == outcomes["issubclass"] == "ok"
+    if where == "descriptor":
+        # Float32 is not an instance of the leaked class
+        assert outcomes["from_name"] == "LookupError"
+        assert outcomes["registered"] == "ok"
 
 
 # --------------------------------------------------------------------------

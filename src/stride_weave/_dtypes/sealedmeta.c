@@ -298,35 +298,54 @@ sw_sealedmeta_is_owned_class_attribute(PyObject *owned, PyObject *name)
 /* What a new class must know about itself before any user code sees it.
  * type() runs __set_name__ and __init_subclass__ hooks before it returns,
  * so the metaclass records kind, abstractness and state in its tp_alloc,
- * which type() calls first: the pending record is per thread, and each
- * allocation consumes it (a class created inside a hook sets its own). */
-typedef struct {
+ * which type() calls first.  tp_alloc gets no argument to carry them, so
+ * each class creation pushes its record on a per-thread stack around its
+ * call of type() and pops it after, on every exit.  Code that runs before
+ * the allocation (a collection's gc callbacks or finalizers, started by an
+ * allocation inside type()) may create classes of its own: each pushes
+ * its own record above and pops it before returning, so the top record is
+ * always the innermost creation's.  An allocation takes the top record
+ * only if it is for its metaclass and not taken yet, and writes the class
+ * into it; the creator then checks the class it got is the one allocated
+ * with its record.  An allocation without a record is refused: no class of
+ * these metaclasses ever exists without its state. */
+typedef struct sw_sealedmeta_record {
     PyTypeObject *meta;
     sw_state *state;
     sw_kind kind;
     int abstract;
+    PyObject *cls;      /* borrowed: the class allocated with this record */
+    struct sw_sealedmeta_record *outer;  /* the enclosing creation's */
 } sw_sealedmeta_record;
 
-static _Thread_local const sw_sealedmeta_record *sw_sealedmeta_pending;
+static _Thread_local sw_sealedmeta_record *sw_sealedmeta_pending;
 
 /* tp_alloc of both metaclasses.  Named sw_sealedmeta_alloc, not after this file:
  * state.h tells the module's classes by it. */
 PyObject *
 sw_sealedmeta_alloc(PyTypeObject *meta, Py_ssize_t nitems)
 {
-    const sw_sealedmeta_record *record = sw_sealedmeta_pending;
+    sw_sealedmeta_record *record = sw_sealedmeta_pending;
     PyObject *cls;
+    sw_type *t;
 
-    sw_sealedmeta_pending = NULL;
-    cls = PyType_GenericAlloc(meta, nitems);
-    if (cls != NULL && record != NULL && record->meta == meta) {
-        sw_type *t = (sw_type *)cls;
-        t->state = record->state;
-        t->kind = record->kind;
-        t->abstract = record->abstract;
-        t->is_model = record->state->installing;
-        t->ready = 0;
+    if (record == NULL || record->meta != meta || record->cls != NULL) {
+        PyErr_Format(PyExc_SystemError,
+                     "a class of %s can only be created by calling %s",
+                     meta->tp_name, meta->tp_name);
+        return NULL;
     }
+    cls = PyType_GenericAlloc(meta, nitems);
+    if (cls == NULL) {
+        return NULL;
+    }
+    t = (sw_type *)cls;
+    t->state = record->state;
+    t->kind = record->kind;
+    t->abstract = record->abstract;
+    t->is_model = record->state->installing;
+    t->ready = 0;
+    record->cls = cls;
     return cls;
 }
 
@@ -334,7 +353,7 @@ sw_sealedmeta_alloc(PyTypeObject *meta, Py_ssize_t nitems)
 static int
 sw_sealedmeta_check_ready(sw_type *t)
 {
-    if (t->ready) {
+    if (SW_LOAD_FLAG(t->ready)) {
         return 0;
     }
     PyErr_Format(PyExc_TypeError,
@@ -513,7 +532,7 @@ sw_sealedmeta_build_class(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
 {
     const char *clsname = PyUnicode_AsUTF8(name);
     PyObject *owned = ops->owned_names(st);   /* borrowed */
-    sw_sealedmeta_record record = {meta, st, kind, abstract};
+    sw_sealedmeta_record record = {meta, st, kind, abstract, NULL, NULL};
     PyObject *prepared, *args, *cls;
     int own_attrs;
     sw_type *t;
@@ -536,17 +555,20 @@ sw_sealedmeta_build_class(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
     if (args == NULL) {
         return NULL;
     }
+    record.outer = sw_sealedmeta_pending;
     sw_sealedmeta_pending = &record;
     cls = PyType_Type.tp_new(meta, args, kwds);
-    /* Also when type() failed before allocating. */
-    sw_sealedmeta_pending = NULL;
+    /* Also when type() failed before allocating.  Creations nested in
+     * type() popped their own records. */
+    assert(sw_sealedmeta_pending == &record);
+    sw_sealedmeta_pending = record.outer;
     Py_DECREF(args);
     if (cls == NULL) {
         return NULL;
     }
     t = (sw_type *)cls;
-    if (t->state != st) {
-        /* Not allocated through sw_sealedmeta_alloc: never usable. */
+    if (record.cls != cls || t->state != st) {
+        /* Not the class allocated with this record: never usable. */
         PyErr_Format(PyExc_SystemError,
                      "class %s was not allocated by its metaclass", clsname);
         Py_DECREF(cls);
@@ -625,7 +647,8 @@ sw_sealedmeta_new(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
         Py_CLEAR(cls);
     }
     if (cls != NULL) {
-        ((sw_type *)cls)->ready = 1;
+        /* Hooks may have handed the class to other threads. */
+        SW_STORE_FLAG(((sw_type *)cls)->ready, 1);
     }
     return cls;
 
