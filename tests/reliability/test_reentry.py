@@ -14,6 +14,8 @@ attack on one such point; where a regression could crash the interpreter
   created by a gc callback or a finalizer meanwhile, and a class a hook
   leaked before its creation failed answers or raises, never returns NULL
   without an exception;
+* raw ``__slots__`` members cannot write a sealed object, and the model's
+  internal C layouts cannot be mixed into a user class;
 * a failed allocation anywhere in class creation or construction gives the
   truth or a MemoryError with nothing published.
 """
@@ -385,6 +387,133 @@ def test_class_leaked_by_a_failing_hook_answers_or_raises_in_a_child(where):
         # Float32 is not an instance of the leaked class
         assert outcomes["from_name"] == "LookupError"
         assert outcomes["registered"] == "ok"
+
+
+# --------------------------------------------------------------------------
+# raw __slots__ members and the model's C layouts
+# --------------------------------------------------------------------------
+
+def _slotted_with_a_kept_member(meta_base, hook_action):
+    """A class with slot `tag` whose base's hook keeps the raw member and
+    then `hook_action`s it ("delete", "replace" or "keep") on the class."""
+    kept = {}
+
+    class Base(meta_base):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            kept["member"] = cls.__dict__["tag"]
+            if hook_action == "delete":
+                del cls.tag
+            elif hook_action == "replace":
+                cls.tag = "class value"
+
+    if meta_base is SimpleDType:
+        class Slotted(Base, abstract=False):
+            __slots__ = ("tag",)
+
+            def __init__(self, name):
+                super().__init__(name, bits=8, supertype=DType.Floating)
+                kept["member"].__set__(self, "original")
+
+        return Slotted(unique_name("KeptMember")), kept["member"]
+
+    class SlottedRule(Base):
+        __slots__ = ("tag",)
+
+        def __init__(self):
+            kept["member"].__set__(self, "original")
+
+        def validate(self, context):
+            return None
+
+    return SlottedRule, kept["member"]
+
+
+@pytest.mark.parametrize("hook_action", ["delete", "replace", "keep"])
+def test_raw_slot_member_kept_by_a_hook_cannot_write_a_descriptor(hook_action):
+    # The raw member is read-only from before the class has any instance:
+    # even the object's own __init__ cannot write through it.
+    with pytest.raises(AttributeError, match="readonly"):
+        _slotted_with_a_kept_member(SimpleDType, hook_action)
+    captured = {}
+
+    class Base(SimpleDType):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            captured["member"] = cls.__dict__["tag"]
+            if hook_action == "delete":
+                del cls.tag
+            elif hook_action == "replace":
+                cls.tag = "class value"
+
+    class Slotted(Base, abstract=False):
+        __slots__ = ("tag",)
+
+    d = Slotted(unique_name("KeptMember"), bits=8, supertype=DType.Floating)
+    for attempt in (lambda: captured["member"].__set__(d, "lie"),
+                    lambda: captured["member"].__delete__(d)):
+        with pytest.raises(AttributeError):
+            attempt()
+    with pytest.raises(AttributeError):
+        captured["member"].__get__(d, Slotted)   # never set
+    assert d.structure() == DType.from_name(d.name).structure()
+
+
+@pytest.mark.parametrize("hook_action", ["delete", "replace", "keep"])
+def test_raw_slot_member_kept_by_a_hook_cannot_write_a_rule(hook_action):
+    with pytest.raises(AttributeError, match="readonly"):
+        _slotted_with_a_kept_member(RepresentationRule, hook_action)[0]()
+
+
+def _internal_layouts():
+    """The model's C layouts a user can reach through public MROs."""
+    found = {}
+    for cls in (DTypeCategory, SimpleDType, _dtypes.CompoundDType,
+                _dtypes.BlockScaledDType, RepresentationRule,
+                _dtypes.LevelExtent):
+        for k in cls.__mro__:
+            if k.__name__.startswith("_"):
+                found[k.__name__] = k
+    return found
+
+
+INTERNAL_LAYOUTS = _internal_layouts()
+
+
+def test_the_internal_layouts_are_the_ones_expected():
+    assert {"_DescriptorBase", "_SimpleInit", "_CategoryInit", "_RuleBase",
+            "_LevelExtentImpl"} <= set(INTERNAL_LAYOUTS)
+
+
+@pytest.mark.parametrize("layout", sorted(INTERNAL_LAYOUTS))
+@pytest.mark.parametrize("how", ["direct", "slotted mixin", "empty mixin"])
+def test_internal_layout_cannot_be_mixed_into_a_user_class(layout, how):
+    base = INTERNAL_LAYOUTS[layout]
+    if how == "direct":
+        mixin = base
+    else:
+        mixin = type("Mixin", (base,),
+                     {"__slots__": ("extra",) if how == "slotted mixin" else ()})
+    if issubclass(base, RepresentationRule.__mro__[-2]):
+        meta, model, kwds = type(RepresentationRule), RepresentationRule, {}
+    else:
+        meta, model, kwds = type(SimpleDType), SimpleDType, {"abstract": False}
+    for bases in ((mixin, model), (model, mixin)):
+        with refused(TypeError, match="internal layout"):
+            meta("Mixed", bases, {}, **kwds)
+
+
+def test_slotted_mixin_of_the_layout_cannot_write_a_registered_descriptor():
+    # The published attack: the mixin's own raw member would have written
+    # straight into the registered descriptor.
+    layout = SimpleDType.__mro__[-2]
+
+    class Mixin(layout):
+        __slots__ = ("bits_shadow",)
+
+    with refused(TypeError, match="internal layout"):
+        class Mixed(Mixin, SimpleDType, abstract=False):
+            pass
 
 
 # --------------------------------------------------------------------------

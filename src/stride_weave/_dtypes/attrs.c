@@ -286,8 +286,12 @@ sw_attrs_identity_richcompare(PyObject *self, PyObject *other, int op)
 /* ---- __slots__ ------------------------------------------------------------------ */
 
 /* type() exposes each __slots__ entry as a member descriptor whose __set__
- * writes the slot directly, past tp_setattro; these getsets (closure: the
- * class's PyMemberDef) refuse writes once the object is sealed. */
+ * writes the slot directly, past tp_setattro.  The class's members are
+ * made read-only (so a raw member descriptor, wherever a hook kept it,
+ * refuses every write) and the ones in the class's dict are replaced by
+ * these getsets (closure: the class's PyMemberDef), which write the slot
+ * themselves while the object is being built and refuse once it is
+ * sealed or being sealed. */
 static PyObject *
 sw_attrs_slot_get(PyObject *self, void *closure)
 {
@@ -301,19 +305,9 @@ sw_attrs_slot_set(PyObject *self, PyObject *value, void *closure)
     PyObject **slot, *old = NULL;
     int status = 0;
 
-    if (def->type != T_OBJECT_EX) {
-        /* Not a __slots__ member type() made: nothing to race on here. */
-        if (!sw_attrs_building(self)) {
-            PyErr_Format(PyExc_AttributeError,
-                         "cannot %s attribute '%s' of a %s: it is immutable "
-                         "once constructed", value ? "set" : "delete",
-                         def->name, Py_TYPE(self)->tp_name);
-            return -1;
-        }
-        return PyMember_SetOne((char *)self, def, value);
-    }
-    /* What PyMember_SetOne does for T_OBJECT_EX, with the sealed check in
-     * the same critical section (its own would let the seal in between). */
+    /* What PyMember_SetOne does for T_OBJECT_EX (the only type type()
+     * gives a slot, sw_attrs_wrap_slot_members), with the sealed check in
+     * the same critical section. */
     slot = (PyObject **)((char *)self + def->offset);
     Py_BEGIN_CRITICAL_SECTION(self);
     if (!sw_attrs_building(self)) {
@@ -342,9 +336,14 @@ sw_attrs_slot_set(PyObject *self, PyObject *value, void *closure)
     return status;
 }
 
-/* Replace the slot member descriptors type() put in cls's own dict.  The
- * getsets point into an array stored in *defs_out at once, which the class
- * owns and frees when it dies (even if this fails half way). */
+/* Make every member of cls read-only, then replace the raw member
+ * descriptors still in cls's own dict by sealed accessors.  Runs after
+ * the class hooks (type() runs them before it returns) but before the
+ * class is marked ready, so before it can have any instance: a raw member
+ * a hook kept, deleted or replaced has never been able to write anything,
+ * and is read-only from here on.  The getsets point into an array stored
+ * in *defs_out at once, which the class owns and frees when it dies (even
+ * if this fails half way). */
 static int
 sw_attrs_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
 {
@@ -357,6 +356,8 @@ sw_attrs_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
         return 0;
     }
     for (m = cls->tp_members; m->name != NULL; m++) {
+        /* The raw descriptors read the flags of this very definition. */
+        m->flags |= READONLY;
         n++;
     }
     if (n == 0) {
@@ -370,32 +371,36 @@ sw_attrs_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
     *defs_out = defs;
     for (m = cls->tp_members; m->name != NULL; m++) {
         PyObject *current = NULL, *getset;
-        int is_member;
+        int found, status;
 
-        if (PyDict_GetItemStringRef(cls->tp_dict, m->name, &current) < 0) {
+        if (m->type != T_OBJECT_EX) {
+            continue;   /* not a __slots__ entry: stays read-only */
+        }
+        found = PyDict_GetItemStringRef(cls->tp_dict, m->name, &current);
+        if (found < 0) {
             return -1;
         }
-        is_member = current != NULL && Py_IS_TYPE(current, &PyMemberDescr_Type);
-        Py_XDECREF(current);   /* the class's dict keeps a member */
-        if (!is_member) {
+        if (found == 0 || !Py_IS_TYPE(current, &PyMemberDescr_Type)) {
+            /* A hook deleted or replaced it: the slot is left unreachable
+             * by name, as the hook made it. */
+            Py_XDECREF(current);
             continue;
         }
+        Py_DECREF(current);   /* the class's dict keeps it */
         defs[i].name = m->name;
         defs[i].get = sw_attrs_slot_get;
         defs[i].set = sw_attrs_slot_set;
         defs[i].doc = m->doc;
         defs[i].closure = m;
-        /* A hook of the class (__init_subclass__, __set_name__) may have
-         * kept type()'s own member descriptor before this replaces it:
-         * READONLY makes that one refuse writes; ours writes itself. */
-        m->flags |= READONLY;
         getset = PyDescr_NewGetSet(cls, &defs[i]);
-        if (getset == NULL
-            || PyDict_SetItemString(cls->tp_dict, m->name, getset) < 0) {
-            Py_XDECREF(getset);
+        if (getset == NULL) {
             return -1;
         }
+        status = PyDict_SetItemString(cls->tp_dict, m->name, getset);
         Py_DECREF(getset);
+        if (status < 0) {
+            return -1;
+        }
         i++;
     }
     return 0;
@@ -630,18 +635,28 @@ sw_attrs_traverse(PyObject *attrs, int sealed, visitproc visit, void *arg)
     return 0;
 }
 
-/* After the class is created: route attributes through `attrs` (unless a
- * foreign base brought an instance dict), seal __dict__ and __slots__. */
+/* After the class is created, before it is marked ready: route
+ * attributes through `attrs` (unless a foreign base brought an instance
+ * dict), seal __dict__ and __slots__.  Class hooks may have changed the
+ * class's dict: what is released here is released last. */
 int
 sw_attrs_setup_class(PyTypeObject *cls, int own_attrs, PyGetSetDef **slot_defs)
 {
-    PyObject *getset = NULL;
+    PyObject *getset = NULL, *added = NULL;
     Py_ssize_t i;
-    int status, inherits = 0;
+    int status = -1, inherits = 0;
 
-    /* The __slots__ = () we added is not the user's. */
-    if (own_attrs && PyDict_DelItemString(cls->tp_dict, "__slots__") < 0) {
+    if (sw_attrs_wrap_slot_members(cls, slot_defs) < 0) {
         return -1;
+    }
+    /* The __slots__ = () we added is not the user's (a hook may have
+     * removed it, or set something else whose release runs code). */
+    if (own_attrs) {
+        if (PyDict_GetItemStringRef(cls->tp_dict, "__slots__", &added) < 0
+            || (added != NULL
+                && PyDict_DelItemString(cls->tp_dict, "__slots__") < 0)) {
+            goto done;
+        }
     }
     /* type() would give a subclass object's getattro back: keep ours. */
     for (i = 1; i < PyTuple_GET_SIZE(cls->tp_mro); i++) {
@@ -651,34 +666,27 @@ sw_attrs_setup_class(PyTypeObject *cls, int own_attrs, PyGetSetDef **slot_defs)
             break;
         }
     }
-    if (sw_attrs_wrap_slot_members(cls, slot_defs) < 0) {
-        return -1;
-    }
     if (cls->tp_dictoffset != 0
         || PyType_HasFeature(cls, Py_TPFLAGS_MANAGED_DICT)) {
         /* sealedmeta.c refuses every way to get one: never seal such a class. */
         PyErr_Format(PyExc_SystemError, "class %s has an instance dict",
                      cls->tp_name);
-        return -1;
+        goto done;
     }
-    if (own_attrs) {
-        cls->tp_getattro = sw_attrs_getattro;
-        if (!inherits) {
-            getset = PyDescr_NewGetSet(cls, &sw_attrs_dict_def);
+    if (own_attrs && !inherits) {
+        getset = PyDescr_NewGetSet(cls, &sw_attrs_dict_def);
+        if (getset == NULL
+            || PyDict_SetItemString(cls->tp_dict, "__dict__", getset) < 0) {
+            goto done;
         }
     }
-    else if (inherits) {
-        cls->tp_getattro = sw_attrs_getattro;   /* explicit __slots__ */
+    if (own_attrs || inherits) {
+        cls->tp_getattro = sw_attrs_getattro;   /* inherits: explicit __slots__ */
     }
-    if (getset == NULL) {
-        if (PyErr_Occurred()) {
-            return -1;
-        }
-        PyType_Modified(cls);
-        return 0;
-    }
-    status = PyDict_SetItemString(cls->tp_dict, "__dict__", getset);
-    Py_DECREF(getset);
+    status = 0;
+done:
     PyType_Modified(cls);
+    Py_XDECREF(getset);
+    Py_XDECREF(added);
     return status;
 }

@@ -203,6 +203,37 @@ sw_sealedmeta_has_instance_dict(PyTypeObject *tp)
            || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
 }
 
+/* Refuse a base that derives from the model's C layout `layout`
+ * (_DescriptorBase, _RuleBase) without being a class of `meta`: the layout
+ * itself, the kinds' __init__ carriers, and any class derived from them by
+ * another metaclass (plain `type`).  Such a class's __slots__ members would
+ * write into the object's layout past every sealed check, and its methods
+ * were never checked for owned names.  Classes of `meta` were checked when
+ * they were created, so only direct bases need looking at.  Names come
+ * from tp_name: formatting runs no code of a foreign metaclass. */
+static int
+sw_sealedmeta_check_layout_bases(PyTypeObject *layout, PyTypeObject *meta,
+                                 const char *clsname, PyObject *bases)
+{
+    Py_ssize_t i;
+
+    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+        PyObject *base = PyTuple_GET_ITEM(bases, i);
+
+        if (PyType_Check(base) && Py_TYPE(base) != meta
+            && PyType_IsSubtype((PyTypeObject *)base, layout)) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: base %s derives from %s, the model's "
+                         "internal layout, which user classes may reach "
+                         "only through the model's public classes",
+                         clsname, ((PyTypeObject *)base)->tp_name,
+                         layout->tp_name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Refuse a class whose namespace, __slots__, or any foreign base (mixins
  * and their whole MRO) defines an owned member.  Classes made by `meta`
  * were checked when they were created, and `model_types` (NULL-terminated)
@@ -215,7 +246,9 @@ sw_sealedmeta_check_owned_members(PyObject *owned,
 {
     Py_ssize_t i, j;
 
-    if (sw_sealedmeta_check_names(owned, ns, clsname, NULL) < 0
+    if (sw_sealedmeta_check_layout_bases(model_types[0], meta, clsname,
+                                         bases) < 0
+        || sw_sealedmeta_check_names(owned, ns, clsname, NULL) < 0
         || sw_sealedmeta_check_slots(owned, ns, clsname) < 0) {
         return -1;
     }
