@@ -586,8 +586,12 @@ sw_registry_snapshot(sw_registry *r, PyTypeObject *cls)
         return NULL;
     }
     if (cls != NULL && sw_meta_is_descriptor_class(cls)) {
+        sw_state *st = sw_state_of_type(cls);
+        if (st == NULL) {
+            return NULL;
+        }
         t = (sw_type *)cls;
-        if (cls == sw_state_of_type(cls)->dtype_type) {
+        if (cls == st->dtype_type) {
             t = NULL;
             cls = NULL;
         }

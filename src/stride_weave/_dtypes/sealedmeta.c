@@ -245,6 +245,7 @@ sw_sealedmeta_check_owned_members(PyObject *owned,
                                   PyObject *bases, PyObject *ns)
 {
     Py_ssize_t i, j;
+    int status = 0;
 
     if (sw_sealedmeta_check_layout_bases(model_types[0], meta, clsname,
                                          bases) < 0
@@ -252,7 +253,7 @@ sw_sealedmeta_check_owned_members(PyObject *owned,
         || sw_sealedmeta_check_slots(owned, ns, clsname) < 0) {
         return -1;
     }
-    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+    for (i = 0; status == 0 && i < PyTuple_GET_SIZE(bases); i++) {
         PyObject *base = PyTuple_GET_ITEM(bases, i);
         PyObject *mro;
 
@@ -267,27 +268,27 @@ sw_sealedmeta_check_owned_members(PyObject *owned,
                          "keeps its own attributes)", clsname, base);
             return -1;
         }
-        mro = ((PyTypeObject *)base)->tp_mro;
+        /* Our own reference: another thread may reassign the mixin's
+         * __bases__ (and free its MRO) meanwhile.  The checks run no
+         * Python code but the repr in an error message, after which
+         * nothing here is used. */
+        mro = Py_XNewRef(((PyTypeObject *)base)->tp_mro);
         if (mro == NULL) {
             continue;
         }
-        for (j = 0; j < PyTuple_GET_SIZE(mro); j++) {
+        for (j = 0; status == 0 && j < PyTuple_GET_SIZE(mro); j++) {
             PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(mro, j);
-            PyObject *dict;
             if (k == &PyBaseObject_Type
                 || sw_sealedmeta_is_one_of(k, model_types)
-                || Py_TYPE(k) == meta) {
+                || Py_TYPE(k) == meta || k->tp_dict == NULL) {
                 continue;
             }
-            dict = k->tp_dict;
-            if (dict != NULL
-                && sw_sealedmeta_check_names(owned, dict, clsname,
-                                             (PyObject *)k) < 0) {
-                return -1;
-            }
+            status = sw_sealedmeta_check_names(owned, k->tp_dict, clsname,
+                                               (PyObject *)k);
         }
+        Py_DECREF(mro);
     }
-    return 0;
+    return status;
 }
 
 /* 1 if `name` (a str or str subclass, read without running its methods)
@@ -447,7 +448,7 @@ sw_sealedmeta_add_getset(PyTypeObject *cls, PyGetSetDef *def)
 /* `name` looked up along cls's MRO in the model's classes only (the
  * classes of this metaclass and the model's C layouts), skipping mixins:
  * a class hook may have given a mixin an owned member after the check
- * (borrowed, or NULL). */
+ * (a new reference, or NULL: with an exception on error). */
 static PyObject *
 sw_sealedmeta_model_lookup(PyTypeObject *cls, PyTypeObject *meta,
                            PyTypeObject *const *model_types, PyObject *name)
@@ -457,6 +458,7 @@ sw_sealedmeta_model_lookup(PyTypeObject *cls, PyTypeObject *meta,
     for (i = 0; i < PyTuple_GET_SIZE(cls->tp_mro); i++) {
         PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(cls->tp_mro, i);
         PyObject *dict, *found;
+        int status;
 
         if (Py_TYPE(k) != meta && !sw_sealedmeta_is_one_of(k, model_types)
             && k != &PyBaseObject_Type) {
@@ -471,10 +473,9 @@ sw_sealedmeta_model_lookup(PyTypeObject *cls, PyTypeObject *meta,
         if (dict == NULL) {
             continue;
         }
-        found = PyDict_GetItemWithError(dict, name);   /* exact str */
-        /* Borrowed from a type dict the class's MRO keeps alive. */
+        status = PyDict_GetItemRef(dict, name, &found);   /* exact str */
         Py_DECREF(dict);
-        if (found != NULL || PyErr_Occurred()) {
+        if (status != 0) {
             return found;
         }
     }
@@ -514,12 +515,9 @@ sw_sealedmeta_guard_owned_members(PyTypeObject *cls, PyTypeObject *meta,
             }
         }
         if (member != NULL) {
-            Py_INCREF(member);
-            if (PyDict_GetItemWithError(cls->tp_dict, name) == NULL
-                && !PyErr_Occurred()) {
-                status = PyDict_SetItem(cls->tp_dict, name, member);
-            }
-            else if (PyErr_Occurred()) {
+            /* Only where the class defines nothing of its own (exact str
+             * keys: no code runs; the result is not used). */
+            if (PyDict_SetDefault(cls->tp_dict, name, member) == NULL) {
                 status = -1;
             }
             Py_DECREF(member);
