@@ -58,31 +58,41 @@ from stride_weave.dtypes import DType, SimpleDType, RepresentationRule
 kind, route, action = sys.argv[1:4]
 other, outcome, holder = {}, [], []
 
-class Key(str):
-    # The finalizer of an attribute name: it runs when the last dict
-    # holding the name is released, and attacks the object it named.
-    def __del__(self):
-        if not holder:
-            return
-        target = holder[0]
-        try:
-            if action == "replace __dict__":
-                target.__dict__ = other
-            elif action == "set attribute":
-                target.late = "late"
-            else:
-                del target.k
-        except AttributeError:
-            outcome.append("refused")
+def attack():
+    if not holder:
+        return
+    target = holder[0]
+    try:
+        if action == "replace __dict__":
+            target.__dict__ = other
+        elif action == "set attribute":
+            target.late = "late"
         else:
-            outcome.append("done")
+            del target.k
+    except AttributeError:
+        outcome.append("refused")
+    else:
+        outcome.append("done")
+
+class Key(str):
+    # The finalizer of an attribute name runs when the last dict holding
+    # the name is released, and attacks the object it named.
+    def __del__(self):
+        attack()
+
+class Dict(dict):
+    # So does the finalizer of the attribute dict itself.
+    def __del__(self):
+        attack()
 
 def fill(self):
     holder.append(self)
     if route == "setattr":
         setattr(self, Key("k"), 1)
-    else:
+    elif route == "vars":
         vars(self)[Key("k")] = 1   # the dict holds the only reference
+    else:
+        self.__dict__ = Dict(k=1)   # the object holds the only reference
 
 if kind == "descriptor":
     class Target(SimpleDType, abstract=False):
@@ -112,11 +122,15 @@ print(json.dumps(report))
 """
 
 #: (route, action) -> (outcome, attributes) once sealed.  Through the
-#: dict, the name dies when the seal releases the building dict: the
-#: attack finds the object sealed.  Through setattr, the name is stored as
-#: an exact str, so the str subclass dies at once, while the object is
-#: still being built: the attack is an ordinary write before the seal.
+#: dict (or as the dict), the finalizer runs when the seal releases the
+#: building dict: the attack finds the object sealed.  Through setattr,
+#: the name is stored as an exact str, so the str subclass dies at once,
+#: while the object is still being built: the attack is an ordinary write
+#: before the seal.
 _SEALING_EXPECTED = {
+    ("dict subclass", "replace __dict__"): (["refused"], ["k"]),
+    ("dict subclass", "set attribute"): (["refused"], ["k"]),
+    ("dict subclass", "delete attribute"): (["refused"], ["k"]),
     ("vars", "replace __dict__"): (["refused"], ["k"]),
     ("vars", "set attribute"): (["refused"], ["k"]),
     ("vars", "delete attribute"): (["refused"], ["k"]),
@@ -393,76 +407,76 @@ def test_class_leaked_by_a_failing_hook_answers_or_raises_in_a_child(where):
 # raw __slots__ members and the model's C layouts
 # --------------------------------------------------------------------------
 
-def _slotted_with_a_kept_member(meta_base, hook_action):
-    """A class with slot `tag` whose base's hook keeps the raw member and
-    then `hook_action`s it ("delete", "replace" or "keep") on the class."""
+def _class_keeping_its_raw_member(kind, hook, action):
+    """A concrete class with slot `tag` (a descriptor or a rule class) whose
+    `hook` (the base's __init_subclass__, or __set_name__ of an object in
+    the class body) keeps type()'s raw member for `tag` and then deletes
+    it from the class, replaces it, or leaves it.  Returns the class and
+    the kept member; the class's __init__ writes `tag` through the kept
+    member when asked to (write_raw=True)."""
     kept = {}
 
-    class Base(meta_base):
+    def keep(cls):
+        kept["member"] = cls.__dict__["tag"]
+        if action == "delete":
+            del cls.tag
+        elif action == "replace":
+            cls.tag = "class value"
+
+    class Keeper:
+        def __set_name__(self, owner, name):
+            keep(owner)
+
+    model = SimpleDType if kind == "descriptor" else RepresentationRule
+
+    class Base(model):
         def __init_subclass__(cls, **kw):
             super().__init_subclass__(**kw)
-            kept["member"] = cls.__dict__["tag"]
-            if hook_action == "delete":
-                del cls.tag
-            elif hook_action == "replace":
-                cls.tag = "class value"
+            if hook == "__init_subclass__":
+                keep(cls)
 
-    if meta_base is SimpleDType:
-        class Slotted(Base, abstract=False):
-            __slots__ = ("tag",)
-
-            def __init__(self, name):
-                super().__init__(name, bits=8, supertype=DType.Floating)
-                kept["member"].__set__(self, "original")
-
-        return Slotted(unique_name("KeptMember")), kept["member"]
-
-    class SlottedRule(Base):
-        __slots__ = ("tag",)
-
-        def __init__(self):
-            kept["member"].__set__(self, "original")
-
-        def validate(self, context):
-            return None
-
-    return SlottedRule, kept["member"]
+    body = {"__slots__": ("tag",)}
+    if hook == "__set_name__":
+        body["keeper"] = Keeper()
+    if kind == "descriptor":
+        def __init__(self, name, write_raw=False):
+            super(cls, self).__init__(name, bits=8, supertype=DType.Floating)
+            if write_raw:
+                kept["member"].__set__(self, "raw")
+        kwds = {"abstract": False}
+    else:
+        def __init__(self, write_raw=False):
+            if write_raw:
+                kept["member"].__set__(self, "raw")
+        body["validate"] = lambda self, context: None
+        kwds = {}
+    body["__init__"] = __init__
+    cls = type(Base)("Slotted", (Base,), body, **kwds)
+    return cls, kept["member"]
 
 
-@pytest.mark.parametrize("hook_action", ["delete", "replace", "keep"])
-def test_raw_slot_member_kept_by_a_hook_cannot_write_a_descriptor(hook_action):
-    # The raw member is read-only from before the class has any instance:
-    # even the object's own __init__ cannot write through it.
-    with pytest.raises(AttributeError, match="readonly"):
-        _slotted_with_a_kept_member(SimpleDType, hook_action)
-    captured = {}
-
-    class Base(SimpleDType):
-        def __init_subclass__(cls, **kw):
-            super().__init_subclass__(**kw)
-            captured["member"] = cls.__dict__["tag"]
-            if hook_action == "delete":
-                del cls.tag
-            elif hook_action == "replace":
-                cls.tag = "class value"
-
-    class Slotted(Base, abstract=False):
-        __slots__ = ("tag",)
-
-    d = Slotted(unique_name("KeptMember"), bits=8, supertype=DType.Floating)
-    for attempt in (lambda: captured["member"].__set__(d, "lie"),
-                    lambda: captured["member"].__delete__(d)):
+@pytest.mark.parametrize("kind", ["descriptor", "rule"])
+@pytest.mark.parametrize("hook", ["__init_subclass__", "__set_name__"])
+@pytest.mark.parametrize("action", ["delete", "replace", "keep"])
+def test_raw_slot_member_kept_by_a_hook_cannot_write(kind, hook, action):
+    cls, member = _class_keeping_its_raw_member(kind, hook, action)
+    args = (unique_name("KeptMember"),) if kind == "descriptor" else ()
+    # Read-only from before the class had any instance: not even the
+    # object's own __init__ writes through it (nothing is registered).
+    with refused(AttributeError, match="readonly"):
+        cls(*args, write_raw=True)
+    # Nor can it write a finished object.
+    obj = cls(*(unique_name("KeptMember"),) if kind == "descriptor" else ())
+    structure = obj.structure()
+    for attempt in (lambda: member.__set__(obj, "lie"),
+                    lambda: member.__delete__(obj)):
         with pytest.raises(AttributeError):
             attempt()
     with pytest.raises(AttributeError):
-        captured["member"].__get__(d, Slotted)   # never set
-    assert d.structure() == DType.from_name(d.name).structure()
-
-
-@pytest.mark.parametrize("hook_action", ["delete", "replace", "keep"])
-def test_raw_slot_member_kept_by_a_hook_cannot_write_a_rule(hook_action):
-    with pytest.raises(AttributeError, match="readonly"):
-        _slotted_with_a_kept_member(RepresentationRule, hook_action)[0]()
+        member.__get__(obj, cls)   # never set
+    assert obj.structure() == structure
+    if kind == "descriptor":
+        assert DType.from_name(obj.name) is obj
 
 
 def _internal_layouts():
