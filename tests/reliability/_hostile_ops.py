@@ -201,6 +201,22 @@ class _FinalizingName(str):
             attack()
 
 
+def attack_attributes(target, action, other):
+    """Try `action` (FINALIZER_ACTIONS) on `target`'s attributes: replace
+    its __dict__ with `other`, set `late`, or delete `k`.  Returns "done",
+    or "refused" for the AttributeError of a sealed object."""
+    try:
+        if action == "replace __dict__":
+            target.__dict__ = other
+        elif action == "set attribute":
+            target.late = "late"
+        else:
+            del target.k
+    except AttributeError:
+        return "refused"
+    return "done"
+
+
 def finalizer_during_sealing(action, name):
     """A descriptor whose attribute dict holds a name whose finalizer runs
     when that dict is released by the seal, and tries `action` on the
@@ -220,18 +236,7 @@ def finalizer_during_sealing(action, name):
             vars(self)[Name("k")] = 1   # the dict holds the only reference
 
     def attack():
-        target = holder[0]
-        try:
-            if action == "replace __dict__":
-                target.__dict__ = other
-            elif action == "set attribute":
-                target.late = lambda *a: ("lie",)
-            else:
-                del target.k
-        except AttributeError:
-            outcome.append("refused")
-        else:
-            outcome.append("done")
+        outcome.append(attack_attributes(holder[0], action, other))
 
     holder = []
     Name.attack = attack

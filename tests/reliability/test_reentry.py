@@ -26,6 +26,7 @@ import textwrap
 
 import pytest
 
+import _hostile_ops as hostile
 from support import refused, unique_name
 from support.child import child_report, run_python, assert_exited
 from stride_weave import _dtypes
@@ -42,6 +43,8 @@ except ImportError:   # a build without the test modules
     _testcapi = None
 
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+#: tests/reliability/, where children import the hostile operations from
+RELIABILITY = os.path.dirname(os.path.abspath(__file__))
 
 needs_set_nomemory = pytest.mark.skipif(
     not hasattr(_testcapi, "set_nomemory"),
@@ -55,24 +58,13 @@ needs_set_nomemory = pytest.mark.skipif(
 _SEALING_FINALIZER = """
 import gc, json, pickle, sys
 from stride_weave.dtypes import DType, SimpleDType, RepresentationRule
+from _hostile_ops import attack_attributes
 kind, route, action = sys.argv[1:4]
 other, outcome, holder = {}, [], []
 
 def attack():
-    if not holder:
-        return
-    target = holder[0]
-    try:
-        if action == "replace __dict__":
-            target.__dict__ = other
-        elif action == "set attribute":
-            target.late = "late"
-        else:
-            del target.k
-    except AttributeError:
-        outcome.append("refused")
-    else:
-        outcome.append("done")
+    if holder:
+        outcome.append(attack_attributes(holder[0], action, other))
 
 class Key(str):
     # The finalizer of an attribute name runs when the last dict holding
@@ -143,7 +135,8 @@ _SEALING_EXPECTED = {
 @pytest.mark.parametrize("kind", ["descriptor", "rule"])
 @pytest.mark.parametrize("route, action", sorted(_SEALING_EXPECTED))
 def test_name_finalizer_finds_the_object_sealed_in_a_child(kind, route, action):
-    report = child_report(_SEALING_FINALIZER, kind, route, action)
+    report = child_report(_SEALING_FINALIZER, kind, route, action,
+                          path=[RELIABILITY])
     outcome, attrs = _SEALING_EXPECTED[route, action]
     assert report["truthful"] and report["pickled"], report
     assert report["outcome"] == outcome, report
@@ -154,8 +147,6 @@ def test_name_finalizer_finds_the_object_sealed_in_a_child(kind, route, action):
 def test_kept_dict_holding_a_finalizing_name_is_detached():
     # In-process form of the finalizer attack: the hostile operation
     # checks its own outcome (tests/reliability/_hostile_ops.py).
-    import _hostile_ops as hostile
-
     for action in hostile.FINALIZER_ACTIONS:
         hostile.finalizer_during_sealing(action, unique_name("FinSeal"))
 
@@ -331,8 +322,6 @@ def test_classes_created_during_class_creation_take_their_own_record_in_a_child(
 
 
 def test_classes_made_by_gc_callbacks_hostile_operation():
-    import _hostile_ops as hostile
-
     for defined in hostile.CALLBACK_CLASSES:
         for cls in hostile.classes_made_by_gc_callbacks(defined):
             d = cls(unique_name("GcMade"), bits=8, supertype=DType.Floating)
