@@ -642,8 +642,10 @@ for index in range(limit):
         problem = check(result)
         if problem:
             lies.append("%d: %s" % (index, problem))
-    elif not (what == "class with an owned slot" and isinstance(error, TypeError)
-              and "owned by the descriptor model" in str(error)):
+    elif not (what == "class with an owned slot" and type(error) is TypeError
+              and ("owned by the descriptor model" in str(error)
+                   # the refusal, whose message could not be formatted
+                   or str(error) == "")):
         errors.append("%d: %s: %s" % (index, type(error).__name__, error))
     if settled >= 100:
         break   # past the operation's last allocation
