@@ -92,12 +92,35 @@ sw_attrs_getattro(PyObject *self, PyObject *name)
     return result;
 }
 
+/* In *fresh, a new empty dict when the object has no attribute dict yet,
+ * else NULL.  Made outside the object's critical section and installed by
+ * the caller inside it if still needed: allocating may start a collection
+ * whose finalizers could install a dict meanwhile.  Once there, the
+ * attribute dict never goes back to NULL (it can only be replaced). */
+static int
+sw_attrs_new_dict_if_missing(PyObject *self, PyObject **attrs,
+                             PyObject **fresh)
+{
+    int missing;
+
+    (void)self;   /* a GIL build of 3.13 does not use it in the macro */
+    *fresh = NULL;
+    Py_BEGIN_CRITICAL_SECTION(self);
+    missing = *attrs == NULL;
+    Py_END_CRITICAL_SECTION();
+    if (missing) {
+        *fresh = PyDict_New();
+        if (*fresh == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The generic assignment, into `attrs` for classes that own attributes.
  * The caller has checked the object is still being built.  The name is
  * used as an exact str (the freeze stores it so anyway), so neither the
- * type lookup nor the dict operation runs a str subclass's methods; a new
- * dict is made before the critical section, since allocating may start a
- * collection whose finalizers could replace `attrs` meanwhile. */
+ * type lookup nor the dict operation runs a str subclass's methods. */
 int
 sw_attrs_setattr(PyObject *self, PyObject **attrs, PyObject *name,
                  PyObject *value)
@@ -113,12 +136,10 @@ sw_attrs_setattr(PyObject *self, PyObject **attrs, PyObject *name,
         }
         name = exact;
     }
-    if (own && value != NULL) {
-        fresh = PyDict_New();
-        if (fresh == NULL) {
-            Py_XDECREF(exact);
-            return -1;
-        }
+    if (own && value != NULL
+        && sw_attrs_new_dict_if_missing(self, attrs, &fresh) < 0) {
+        Py_XDECREF(exact);
+        return -1;
     }
     Py_BEGIN_CRITICAL_SECTION(self);
     if (!sw_attrs_building(self)) {
@@ -159,39 +180,38 @@ static PyObject *
 sw_attrs_dict_get(PyObject *self, void *Py_UNUSED(closure))
 {
     PyObject **attrs = sw_attrs_slot(self);
-    PyObject *dict, *fresh, *proxy;
+    PyObject *dict, *fresh, *view, *proxy;
     int building;
 
-    /* Made first: allocating may run finalizers, which may replace
-     * `attrs` (while building) before this installs it. */
-    fresh = PyDict_New();
-    if (fresh == NULL) {
+    if (sw_attrs_new_dict_if_missing(self, attrs, &fresh) < 0) {
         return NULL;
     }
     Py_BEGIN_CRITICAL_SECTION(self);
     building = sw_attrs_building(self);
-    if (*attrs == NULL && building) {
+    if (*attrs == NULL && building && fresh != NULL) {
         *attrs = fresh;
         fresh = NULL;
     }
     dict = Py_XNewRef(*attrs);
     Py_END_CRITICAL_SECTION();
+    Py_XDECREF(fresh);
     if (building) {
-        Py_XDECREF(fresh);
+        if (dict == NULL) {   /* only if the collector cleared the object */
+            PyErr_Format(PyExc_SystemError, "%s has no attribute dict",
+                         Py_TYPE(self)->tp_name);
+        }
         return dict;
     }
     /* Sealed (or being sealed): a read-only view of a copy, so not even
-     * gc.get_referents of the view reaches the object's own dict.  An
-     * object sealed without attributes shows the empty dict made above. */
-    if (dict != NULL) {
-        Py_SETREF(fresh, PyDict_Copy(dict));
-        Py_DECREF(dict);
-        if (fresh == NULL) {
-            return NULL;
-        }
+     * gc.get_referents of the view reaches the object's own dict (an
+     * object sealed without attributes shows an empty one). */
+    view = dict != NULL ? PyDict_Copy(dict) : PyDict_New();
+    Py_XDECREF(dict);
+    if (view == NULL) {
+        return NULL;
     }
-    proxy = PyDictProxy_New(fresh);
-    Py_DECREF(fresh);
+    proxy = PyDictProxy_New(view);
+    Py_DECREF(view);
     return proxy;
 }
 
