@@ -20,8 +20,10 @@ into one of:
      model-owned member by a decoded route, an owned name written into an
      instance dict while building, a class hook that instantiates or
      subclasses the class being created, ``__class__`` assignment on a
-     registered object, and clearing whatever mutable container
-     ``gc.get_referents`` hands out from a descriptor and the module.
+     registered object, clearing whatever mutable container
+     ``gc.get_referents`` hands out from a descriptor and the module, an
+     attribute name whose finalizer attacks the object being sealed, and
+     gc callbacks that create classes while other classes are created.
 
 Every outcome is checked against the oracle the test suite uses
 (tests/reliability/_fuzz_oracle.py): _reconstruct returns exactly the identity or raises
@@ -339,7 +341,7 @@ def check_hostile(fdp):
     and afterwards every descriptor still reports what it recorded."""
     targets = DType.registered()
     recorded = {d: d.structure() for d in targets}
-    attack = fdp.ConsumeIntInRange(0, 4)
+    attack = fdp.ConsumeIntInRange(0, 6)
     if attack == 0:
         hostile.hostile_class(pick(fdp, hostile.CLASS_ROUTES),
                               pick(fdp, hostile.OWNED))
@@ -355,6 +357,16 @@ def check_hostile(fdp):
             pick(fdp, ["instantiate", "subclass", "subclass-other-kind"]))
     elif attack == 3:
         hostile.assign_class(pick(fdp, targets))
+    elif attack == 4:
+        n = pick(fdp, NAME_POOL)
+        try:
+            DType.from_name(n)
+        except LookupError:
+            hostile.finalizer_during_sealing(
+                pick(fdp, hostile.FINALIZER_ACTIONS), n)
+    elif attack == 5:
+        hostile.classes_made_by_gc_callbacks(
+            pick(fdp, hostile.CALLBACK_CLASSES), count=3)
     else:
         hostile.poke_referents(pick(fdp, targets), _dtypes)
     for d, structure in recorded.items():

@@ -8,6 +8,7 @@ descriptor reports.  A wrong outcome raises AssertionError (a finding); a
 crash of the interpreter is a finding too.
 """
 import gc
+import pickle
 
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
@@ -34,6 +35,13 @@ CLASS_ROUTES = ("namespace", "str-subclass-key", "slots", "str-subclass-slot",
 #: Ways of writing an owned name into an instance dict while building.
 DICT_ROUTES = ("vars", "__dict__ assignment", "gc.get_referents",
                "str-subclass-key")
+
+#: What the finalizer of an attribute name tries on the object it named,
+#: when the object's building dict is released at the seal.
+FINALIZER_ACTIONS = ("replace __dict__", "set attribute", "delete attribute")
+
+#: What a gc callback defines while other classes are being created.
+CALLBACK_CLASSES = ("descriptor", "rule", "both")
 
 
 class _S(str):
@@ -182,3 +190,118 @@ def poke_referents(*roots):
                 elif _graph_object(ref):
                     found.append(ref)
         level = found
+
+
+class _FinalizingName(str):
+    """An attribute name whose finalizer runs an attack on the object."""
+
+    def __del__(self):
+        attack = type(self).attack
+        if attack is not None:
+            attack()
+
+
+def attack_attributes(target, action, other):
+    """Try `action` (FINALIZER_ACTIONS) on `target`'s attributes: replace
+    its __dict__ with `other`, set `late`, or delete `k`.  Returns "done",
+    or "refused" for the AttributeError of a sealed object."""
+    try:
+        if action == "replace __dict__":
+            target.__dict__ = other
+        elif action == "set attribute":
+            target.late = "late"
+        else:
+            del target.k
+    except AttributeError:
+        return "refused"
+    return "done"
+
+
+def finalizer_during_sealing(action, name):
+    """A descriptor whose attribute dict holds a name whose finalizer runs
+    when that dict is released by the seal, and tries `action` on the
+    descriptor (replacing its __dict__ with a dict the attacker keeps, or
+    writing an attribute).  The descriptor is published sealed: the attack
+    is refused, and nothing the attacker kept reaches it."""
+    other = {}
+    outcome = []
+
+    class Name(_FinalizingName):
+        attack = None
+
+    class Target(SimpleDType, abstract=False):
+        def __init__(self, n):
+            super().__init__(n, bits=8, supertype=DType.Floating)
+            holder.append(self)
+            vars(self)[Name("k")] = 1   # the dict holds the only reference
+
+    def attack():
+        outcome.append(attack_attributes(holder[0], action, other))
+
+    holder = []
+    Name.attack = attack
+    d = Target(name)
+    holder.clear()
+    other["structure"] = lambda *a: ("lie",)
+    other["__reduce_ex__"] = lambda *a: (str, ("lie",))
+    assert outcome == ["refused"], outcome
+    assert DType.from_name(name) is d
+    assert d.structure()[:2] == ("SimpleDType", ("bits", "int:8"))
+    assert dict(vars(d)) == {"k": 1}
+    assert not hasattr(d, "late")
+    assert pickle.loads(pickle.dumps(d)) is d
+    return d
+
+
+def classes_made_by_gc_callbacks(defined, count=6):
+    """Create `count` descriptor classes (with __slots__ and a hook) while
+    a gc callback, run by collections forced at every other allocation,
+    creates classes of its own (`defined`: CALLBACK_CLASSES), also between
+    type()'s first allocation and the class's.  Every class is created
+    whole: each can be used, each hook saw a usable class, and the
+    registry is unchanged."""
+    made, seen, keep = [], [], []
+    # More slots than CPython keeps free tuples for: type() allocates a
+    # tuple for them before the class; the functions made before each
+    # class move the collections over type()'s allocations.
+    slots = tuple(f"s{i}" for i in range(24))
+
+    def callback(phase, info):
+        if phase != "start" or len(made) >= 40 * count:
+            return
+        if defined in ("descriptor", "both"):
+            made.append(type(SimpleDType)("Inner", (SimpleDType,), {}))
+        if defined in ("rule", "both"):
+            made.append(type(RepresentationRule)("InnerRule",
+                                                 (RepresentationRule,), {}))
+
+    class Base(SimpleDType):
+        def __init_subclass__(cls, **kw):
+            super().__init_subclass__(**kw)
+            seen.append(cls)
+
+    before = DType.registered()
+    threshold = gc.get_threshold()
+    gc.callbacks.append(callback)
+    gc.set_threshold(1)
+    try:
+        created = []
+        for i in range(count):
+            keep.extend(lambda: None for _ in range(i % 3))
+            created.append(type(Base)("Outer", (Base,), {"__slots__": slots},
+                                      abstract=False))
+    finally:
+        gc.set_threshold(*threshold)
+        gc.callbacks.remove(callback)
+    assert DType.registered() == before
+    assert seen == created
+    for cls in seen + made:
+        if isinstance(cls, type(SimpleDType)):
+            assert type(cls.registered()) is tuple
+            try:
+                cls.from_name("no such name, surely")
+            except LookupError:
+                pass
+            else:
+                raise AssertionError(f"{cls} found an unknown name")
+    return created

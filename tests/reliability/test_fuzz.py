@@ -1017,6 +1017,17 @@ class RegistryMachine(RuleBasedStateMachine):
         return self._registered(Leaf(unique_name("SmH"), bits=8,
                                      supertype=DType.Floating))
 
+    @rule(target=simples, action=st.sampled_from(hostile.FINALIZER_ACTIONS))
+    def finalizer_during_sealing(self, action):
+        return self._registered(hostile.finalizer_during_sealing(
+            action, unique_name("SmZ")))
+
+    @rule(target=simples, defined=st.sampled_from(hostile.CALLBACK_CLASSES))
+    def classes_made_by_gc_callbacks(self, defined):
+        cls = hostile.classes_made_by_gc_callbacks(defined, count=3)[-1]
+        return self._registered(cls(unique_name("SmG"), bits=8,
+                                    supertype=DType.Floating))
+
     @rule(d=descriptors)
     def assign_class(self, d):
         hostile.assign_class(d)

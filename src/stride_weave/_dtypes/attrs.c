@@ -12,20 +12,35 @@
  * writes once sealed.  A class may not get CPython's instance dict at all
  * (sealedmeta.c refuses a "__dict__" slot and a mixin that brings one).
  *
- * Sealing freezes `attrs` (sw_attrs_freeze): the names are checked (exact
- * str, never a model-owned name), the dict is replaced by a fresh copy, so
- * a reference handed out while building (vars(self), self.__dict__,
- * gc.get_referents(self)) no longer reaches it, and the copy is neither
- * tracked by the garbage collector nor visited as a container: the object's
- * traverse visits its entries instead (sw_attrs_traverse).  Nothing in
- * Python can reach the sealed dict, so nothing can change it.
+ * Sealing is one step with no window.  The sealer (registry.c for
+ * descriptors, rule.c for rules) first sets the build state to SW_SEALING
+ * inside the object's critical section: from then on every write (setattr,
+ * __dict__ assignment, a __slots__ accessor) is refused, whichever thread,
+ * finalizer or hook attempts it, even while the sealer waits for a lock.
+ * sw_attrs_freeze then copies `attrs`, checking the names (exact str, never
+ * a model-owned name); the copy replaces `attrs` in the same step that
+ * marks the object finished, and the displaced dict is released only after
+ * that (releasing it can run finalizers).  A reference handed out while
+ * building (vars(self), self.__dict__, gc.get_referents(self)) no longer
+ * reaches the object, and the copy is neither tracked by the garbage
+ * collector nor visited as a container: the object's traverse visits its
+ * entries instead (sw_attrs_traverse).  Nothing in Python can reach the
+ * sealed dict, so nothing can change it.
  *
  * Free-threaded builds: `attrs` is created lazily and may be replaced
  * (`__dict__ = {...}`) while the object is built, so it is read and written
  * only inside the object's critical section, and readers take a strong
- * reference before using it.  Every write re-checks the build state inside
- * that critical section, where the seal is also set (registry.c, rule.c),
- * so a write is either refused or lands before the object is sealed.
+ * reference before using it.  Every write checks the build state inside
+ * that critical section, where SW_SEALING is also set, so a write is
+ * either refused or lands before the freeze copies the attributes.
+ *
+ * Raw __slots__ members: type() makes a member descriptor per slot, which
+ * writes the slot past every check.  The class's own members are marked
+ * read-only before the class can have an instance (sw_attrs_setup_class
+ * runs before the metaclass marks it ready), whether or not a class hook
+ * kept or removed them, and the accessors that replace them write the slot
+ * themselves.  A mixin can bring no members of its own: a class deriving
+ * from the model's C layouts is refused as a base (sealedmeta.c).
  */
 #include "attrs.h"
 #include "descriptor.h"
@@ -77,36 +92,85 @@ sw_attrs_getattro(PyObject *self, PyObject *name)
     return result;
 }
 
+/* In *fresh, a new empty dict when the object has no attribute dict yet,
+ * else NULL.  Made outside the object's critical section and installed by
+ * the caller inside it if still needed: allocating may start a collection
+ * whose finalizers could install a dict meanwhile.  Once there, the
+ * attribute dict never goes back to NULL (it can only be replaced). */
+static int
+sw_attrs_new_dict_if_missing(PyObject *self, PyObject **attrs,
+                             PyObject **fresh)
+{
+    int missing;
+
+    (void)self;   /* a GIL build of 3.13 does not use it in the macro */
+    *fresh = NULL;
+    Py_BEGIN_CRITICAL_SECTION(self);
+    missing = *attrs == NULL;
+    Py_END_CRITICAL_SECTION();
+    if (missing) {
+        *fresh = PyDict_New();
+        if (*fresh == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The generic assignment, into `attrs` for classes that own attributes.
- * The caller has checked the object is still being built. */
+ * The caller has checked the object is still being built.  The name is
+ * used as an exact str (the freeze stores it so anyway), so neither the
+ * type lookup nor the dict operation runs a str subclass's methods. */
 int
 sw_attrs_setattr(PyObject *self, PyObject **attrs, PyObject *name,
                  PyObject *value)
 {
+    PyObject *exact = NULL, *fresh = NULL, *dict = NULL;
+    int own = Py_TYPE(self)->tp_getattro == sw_attrs_getattro;
     int status;
 
+    if (own && PyUnicode_Check(name)) {
+        exact = sw_exact_str(name);
+        if (exact == NULL) {
+            return -1;
+        }
+        name = exact;
+    }
+    if (own && value != NULL
+        && sw_attrs_new_dict_if_missing(self, attrs, &fresh) < 0) {
+        Py_XDECREF(exact);
+        return -1;
+    }
     Py_BEGIN_CRITICAL_SECTION(self);
     if (!sw_attrs_building(self)) {
-        /* Sealed by another thread since the caller checked. */
+        /* Sealed (or being sealed) by another thread since the caller
+         * checked. */
         status = sw_attrs_refuse_sealed(self, name, value);
     }
-    else if (Py_TYPE(self)->tp_getattro != sw_attrs_getattro) {
+    else if (!own) {
         status = PyObject_GenericSetAttr(self, name, value);
     }
     else {
-        if (*attrs == NULL && value != NULL) {
-            *attrs = PyDict_New();
+        if (*attrs == NULL && fresh != NULL) {
+            *attrs = fresh;
+            fresh = NULL;
         }
         if (*attrs == NULL) {
             /* Deleting from no attributes: the generic path reports it. */
-            status = PyErr_Occurred() ? -1
-                                      : PyObject_GenericSetAttr(self, name, value);
+            status = PyObject_GenericSetAttr(self, name, value);
         }
         else {
-            status = _PyObject_GenericSetAttrWithDict(self, name, value, *attrs);
+            /* Our own reference: a descriptor's __set__ (user code) may
+             * replace the object's __dict__ meanwhile. */
+            dict = Py_NewRef(*attrs);
+            status = _PyObject_GenericSetAttrWithDict(self, name, value, dict);
         }
     }
     Py_END_CRITICAL_SECTION();
+    /* Released outside: freeing a replaced dict may run finalizers. */
+    Py_XDECREF(dict);
+    Py_XDECREF(fresh);
+    Py_XDECREF(exact);
     return status;
 }
 
@@ -116,27 +180,38 @@ static PyObject *
 sw_attrs_dict_get(PyObject *self, void *Py_UNUSED(closure))
 {
     PyObject **attrs = sw_attrs_slot(self);
-    PyObject *dict, *proxy;
+    PyObject *dict, *fresh, *view, *proxy;
     int building;
 
-    Py_BEGIN_CRITICAL_SECTION(self);
-    if (*attrs == NULL) {
-        *attrs = PyDict_New();
-    }
-    dict = Py_XNewRef(*attrs);
-    building = sw_attrs_building(self);
-    Py_END_CRITICAL_SECTION();
-    if (dict == NULL || building) {
-        return dict;
-    }
-    /* Sealed: a read-only view of a copy, so not even gc.get_referents of
-     * the view reaches the object's own dict. */
-    Py_SETREF(dict, PyDict_Copy(dict));
-    if (dict == NULL) {
+    if (sw_attrs_new_dict_if_missing(self, attrs, &fresh) < 0) {
         return NULL;
     }
-    proxy = PyDictProxy_New(dict);
-    Py_DECREF(dict);
+    Py_BEGIN_CRITICAL_SECTION(self);
+    building = sw_attrs_building(self);
+    if (*attrs == NULL && building && fresh != NULL) {
+        *attrs = fresh;
+        fresh = NULL;
+    }
+    dict = Py_XNewRef(*attrs);
+    Py_END_CRITICAL_SECTION();
+    Py_XDECREF(fresh);
+    if (building) {
+        if (dict == NULL) {   /* only if the collector cleared the object */
+            PyErr_Format(PyExc_SystemError, "%s has no attribute dict",
+                         Py_TYPE(self)->tp_name);
+        }
+        return dict;
+    }
+    /* Sealed (or being sealed): a read-only view of a copy, so not even
+     * gc.get_referents of the view reaches the object's own dict (an
+     * object sealed without attributes shows an empty one). */
+    view = dict != NULL ? PyDict_Copy(dict) : PyDict_New();
+    Py_XDECREF(dict);
+    if (view == NULL) {
+        return NULL;
+    }
+    proxy = PyDictProxy_New(view);
+    Py_DECREF(view);
     return proxy;
 }
 
@@ -231,8 +306,12 @@ sw_attrs_identity_richcompare(PyObject *self, PyObject *other, int op)
 /* ---- __slots__ ------------------------------------------------------------------ */
 
 /* type() exposes each __slots__ entry as a member descriptor whose __set__
- * writes the slot directly, past tp_setattro; these getsets (closure: the
- * class's PyMemberDef) refuse writes once the object is sealed. */
+ * writes the slot directly, past tp_setattro.  The class's members are
+ * made read-only (so a raw member descriptor, wherever a hook kept it,
+ * refuses every write) and the ones in the class's dict are replaced by
+ * these getsets (closure: the class's PyMemberDef), which write the slot
+ * themselves while the object is being built and refuse once it is
+ * sealed or being sealed. */
 static PyObject *
 sw_attrs_slot_get(PyObject *self, void *closure)
 {
@@ -246,19 +325,9 @@ sw_attrs_slot_set(PyObject *self, PyObject *value, void *closure)
     PyObject **slot, *old = NULL;
     int status = 0;
 
-    if (def->type != T_OBJECT_EX) {
-        /* Not a __slots__ member type() made: nothing to race on here. */
-        if (!sw_attrs_building(self)) {
-            PyErr_Format(PyExc_AttributeError,
-                         "cannot %s attribute '%s' of a %s: it is immutable "
-                         "once constructed", value ? "set" : "delete",
-                         def->name, Py_TYPE(self)->tp_name);
-            return -1;
-        }
-        return PyMember_SetOne((char *)self, def, value);
-    }
-    /* What PyMember_SetOne does for T_OBJECT_EX, with the sealed check in
-     * the same critical section (its own would let the seal in between). */
+    /* What PyMember_SetOne does for T_OBJECT_EX (the only type type()
+     * gives a slot, sw_attrs_wrap_slot_members), with the sealed check in
+     * the same critical section. */
     slot = (PyObject **)((char *)self + def->offset);
     Py_BEGIN_CRITICAL_SECTION(self);
     if (!sw_attrs_building(self)) {
@@ -287,9 +356,14 @@ sw_attrs_slot_set(PyObject *self, PyObject *value, void *closure)
     return status;
 }
 
-/* Replace the slot member descriptors type() put in cls's own dict.  The
- * getsets point into an array stored in *defs_out at once, which the class
- * owns and frees when it dies (even if this fails half way). */
+/* Make every member of cls read-only, then replace the raw member
+ * descriptors still in cls's own dict by sealed accessors.  Runs after
+ * the class hooks (type() runs them before it returns) but before the
+ * class is marked ready, so before it can have any instance: a raw member
+ * a hook kept, deleted or replaced has never been able to write anything,
+ * and is read-only from here on.  The getsets point into an array stored
+ * in *defs_out at once, which the class owns and frees when it dies (even
+ * if this fails half way). */
 static int
 sw_attrs_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
 {
@@ -302,6 +376,8 @@ sw_attrs_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
         return 0;
     }
     for (m = cls->tp_members; m->name != NULL; m++) {
+        /* The raw descriptors read the flags of this very definition. */
+        m->flags |= READONLY;
         n++;
     }
     if (n == 0) {
@@ -314,28 +390,37 @@ sw_attrs_wrap_slot_members(PyTypeObject *cls, PyGetSetDef **defs_out)
     }
     *defs_out = defs;
     for (m = cls->tp_members; m->name != NULL; m++) {
-        PyObject *current = PyDict_GetItemString(cls->tp_dict, m->name);
-        PyObject *getset;
+        PyObject *current = NULL, *getset;
+        int found, status;
 
-        if (current == NULL || !Py_IS_TYPE(current, &PyMemberDescr_Type)) {
+        if (m->type != T_OBJECT_EX) {
+            continue;   /* not a __slots__ entry: stays read-only */
+        }
+        found = PyDict_GetItemStringRef(cls->tp_dict, m->name, &current);
+        if (found < 0) {
+            return -1;
+        }
+        if (found == 0 || !Py_IS_TYPE(current, &PyMemberDescr_Type)) {
+            /* A hook deleted or replaced it: the slot is left unreachable
+             * by name, as the hook made it. */
+            Py_XDECREF(current);
             continue;
         }
+        Py_DECREF(current);   /* the class's dict keeps it */
         defs[i].name = m->name;
         defs[i].get = sw_attrs_slot_get;
         defs[i].set = sw_attrs_slot_set;
         defs[i].doc = m->doc;
         defs[i].closure = m;
-        /* A hook of the class (__init_subclass__, __set_name__) may have
-         * kept type()'s own member descriptor before this replaces it:
-         * READONLY makes that one refuse writes; ours writes itself. */
-        m->flags |= READONLY;
         getset = PyDescr_NewGetSet(cls, &defs[i]);
-        if (getset == NULL
-            || PyDict_SetItemString(cls->tp_dict, m->name, getset) < 0) {
-            Py_XDECREF(getset);
+        if (getset == NULL) {
             return -1;
         }
+        status = PyDict_SetItemString(cls->tp_dict, m->name, getset);
         Py_DECREF(getset);
+        if (status < 0) {
+            return -1;
+        }
         i++;
     }
     return 0;
@@ -378,7 +463,7 @@ sw_attrs_exact_slots(PyObject *slots)
 PyObject *
 sw_attrs_prepare_namespace(PyObject *ns, const char *clsname, int *own_attrs)
 {
-    PyObject *copy, *slots, *key, *value;
+    PyObject *copy, *slots, *declared = NULL, *key, *value;
     Py_ssize_t pos = 0;
     int status = 0;
 
@@ -387,6 +472,11 @@ sw_attrs_prepare_namespace(PyObject *ns, const char *clsname, int *own_attrs)
     if (copy == NULL) {
         return NULL;
     }
+    /* No Python code runs in the loop (exact str keys, no collection: only
+     * the error paths allocate objects, and they stop it), so the borrowed
+     * key and value stay valid; free-threaded builds iterate inside the
+     * namespace's critical section, as another thread may hold it. */
+    Py_BEGIN_CRITICAL_SECTION(ns);
     while (status == 0 && PyDict_Next(ns, &pos, &key, &value)) {
         PyObject *exact;
 
@@ -402,35 +492,42 @@ sw_attrs_prepare_namespace(PyObject *ns, const char *clsname, int *own_attrs)
             status = -1;
             break;
         }
-        if (PyDict_Contains(copy, exact)) {
+        status = PyDict_Contains(copy, exact);
+        if (status > 0) {
             PyErr_Format(PyExc_TypeError,
                          "class %s: the namespace names %R twice (a str "
                          "subclass key equal to another key)", clsname, exact);
             status = -1;
         }
-        else {
+        else if (status == 0) {
             status = PyDict_SetItem(copy, exact, value);
         }
         Py_DECREF(exact);
     }
+    Py_END_CRITICAL_SECTION();
     if (status < 0) {
         Py_DECREF(copy);
         return NULL;
     }
-    slots = PyDict_GetItemString(copy, "__slots__");   /* borrowed */
-    if (slots == NULL) {
+    /* A strong reference: iterating a user's __slots__ runs its code. */
+    status = PyDict_GetItemStringRef(copy, "__slots__", &declared);
+    if (status < 0) {
+        Py_DECREF(copy);
+        return NULL;
+    }
+    if (declared == NULL) {
         *own_attrs = 1;
         slots = PyTuple_New(0);
     }
-    else if (PyUnicode_Check(slots)) {
-        slots = sw_exact_str(slots);
+    else if (PyUnicode_Check(declared)) {
+        slots = sw_exact_str(declared);
     }
     else {
-        /* The copy holds a reference, so user iteration cannot free it. */
-        PyObject *items = PySequence_Tuple(slots);
+        PyObject *items = PySequence_Tuple(declared);
         slots = items ? sw_attrs_exact_slots(items) : NULL;
         Py_XDECREF(items);
     }
+    Py_XDECREF(declared);
     if (slots == NULL) {
         Py_DECREF(copy);
         return NULL;
@@ -467,7 +564,8 @@ sw_attrs_freeze_entry(PyObject *self, PyObject *frozen, PyObject *key,
     }
     hit = PySet_Contains(owned, exact);
     if (hit == 0) {
-        hit = PyDict_Contains(frozen, exact) ? 2 : 0;
+        hit = PyDict_Contains(frozen, exact);
+        hit = hit > 0 ? 2 : hit;
     }
     if (hit == 0 && PyDict_SetItem(frozen, exact, value) < 0) {
         hit = -1;
@@ -488,47 +586,51 @@ sw_attrs_freeze_entry(PyObject *self, PyObject *frozen, PyObject *key,
     return hit == 0 ? 0 : -1;
 }
 
-/* Freeze the attributes in *attrs for sealing; called inside the object's
- * critical section right before the seal.  Every name must be a str that
- * is not in `owned` (compared by value: a str subclass is copied without
- * running its methods); the dict is replaced by an untracked copy with
- * exact str keys.  -1 with TypeError leaves *attrs as it was. */
+/* The frozen copy of `attrs` (the object's attribute dict, or NULL) for
+ * the seal, in *frozen: a new, untracked dict with exact str keys, or NULL
+ * when there are no attributes.  Every name must be a str that is not in
+ * `owned` (compared by value: a str subclass is copied without running its
+ * methods).  Called inside the object's critical section once its build
+ * state is SW_SEALING, so no write reaches the object meanwhile (a
+ * finalizer run by the allocation below is refused too); the caller
+ * installs the copy (sw_attrs_install) in the step that finishes the
+ * object.  -1 with TypeError or MemoryError changes nothing. */
 int
-sw_attrs_freeze(PyObject *self, PyObject **attrs, PyObject *owned)
+sw_attrs_freeze(PyObject *self, PyObject *attrs, PyObject *owned,
+                PyObject **frozen)
 {
-    PyObject *current, *frozen = NULL, *key, *value;
+    PyObject *copy = NULL, *key, *value;
     Py_ssize_t pos = 0;
+    int status = 0;
 
-    if (*attrs == NULL) {
+    *frozen = NULL;
+    if (attrs == NULL) {
         return 0;
     }
-    /* Our own reference: an allocation below may run a finalizer that
-     * replaces the object's __dict__ (and would free the one iterated). */
-    current = Py_NewRef(*attrs);
-    frozen = PyDict_New();
-    if (frozen == NULL) {
-        goto error;
+    Py_INCREF(attrs);
+    copy = PyDict_New();
+    if (copy == NULL) {
+        Py_DECREF(attrs);
+        return -1;
     }
-    while (PyDict_Next(current, &pos, &key, &value)) {
-        Py_INCREF(key);
-        Py_INCREF(value);
-        if (sw_attrs_freeze_entry(self, frozen, key, value, owned) < 0) {
-            Py_DECREF(key);
-            Py_DECREF(value);
-            goto error;
-        }
-        Py_DECREF(key);
-        Py_DECREF(value);
+    /* No Python code runs in the loop: the names become exact str
+     * (hashing and comparing them runs nothing) and no object that a
+     * collection counts is allocated, except by an error, which ends the
+     * loop.  A dict a user kept (vars(self)) may be written by another
+     * thread: free-threaded builds copy it inside its critical section. */
+    Py_BEGIN_CRITICAL_SECTION(attrs);
+    while (status == 0 && PyDict_Next(attrs, &pos, &key, &value)) {
+        status = sw_attrs_freeze_entry(self, copy, key, value, owned);
     }
-    PyObject_GC_UnTrack(frozen);
-    Py_SETREF(*attrs, frozen);
-    Py_DECREF(current);
+    Py_END_CRITICAL_SECTION();
+    Py_DECREF(attrs);
+    if (status < 0) {
+        Py_DECREF(copy);
+        return -1;
+    }
+    PyObject_GC_UnTrack(copy);
+    *frozen = copy;
     return 0;
-
-error:
-    Py_XDECREF(frozen);
-    Py_DECREF(current);
-    return -1;
 }
 
 /* tp_traverse helper: a sealed object's frozen attributes are visited entry
@@ -553,18 +655,28 @@ sw_attrs_traverse(PyObject *attrs, int sealed, visitproc visit, void *arg)
     return 0;
 }
 
-/* After the class is created: route attributes through `attrs` (unless a
- * foreign base brought an instance dict), seal __dict__ and __slots__. */
+/* After the class is created, before it is marked ready: route
+ * attributes through `attrs` (unless a foreign base brought an instance
+ * dict), seal __dict__ and __slots__.  Class hooks may have changed the
+ * class's dict: what is released here is released last. */
 int
 sw_attrs_setup_class(PyTypeObject *cls, int own_attrs, PyGetSetDef **slot_defs)
 {
-    PyObject *getset = NULL;
+    PyObject *getset = NULL, *added = NULL;
     Py_ssize_t i;
-    int status, inherits = 0;
+    int status = -1, inherits = 0;
 
-    /* The __slots__ = () we added is not the user's. */
-    if (own_attrs && PyDict_DelItemString(cls->tp_dict, "__slots__") < 0) {
+    if (sw_attrs_wrap_slot_members(cls, slot_defs) < 0) {
         return -1;
+    }
+    /* The __slots__ = () we added is not the user's (a hook may have
+     * removed it, or set something else whose release runs code). */
+    if (own_attrs) {
+        if (PyDict_GetItemStringRef(cls->tp_dict, "__slots__", &added) < 0
+            || (added != NULL
+                && PyDict_DelItemString(cls->tp_dict, "__slots__") < 0)) {
+            goto done;
+        }
     }
     /* type() would give a subclass object's getattro back: keep ours. */
     for (i = 1; i < PyTuple_GET_SIZE(cls->tp_mro); i++) {
@@ -574,34 +686,27 @@ sw_attrs_setup_class(PyTypeObject *cls, int own_attrs, PyGetSetDef **slot_defs)
             break;
         }
     }
-    if (sw_attrs_wrap_slot_members(cls, slot_defs) < 0) {
-        return -1;
-    }
     if (cls->tp_dictoffset != 0
         || PyType_HasFeature(cls, Py_TPFLAGS_MANAGED_DICT)) {
         /* sealedmeta.c refuses every way to get one: never seal such a class. */
         PyErr_Format(PyExc_SystemError, "class %s has an instance dict",
                      cls->tp_name);
-        return -1;
+        goto done;
     }
-    if (own_attrs) {
-        cls->tp_getattro = sw_attrs_getattro;
-        if (!inherits) {
-            getset = PyDescr_NewGetSet(cls, &sw_attrs_dict_def);
+    if (own_attrs && !inherits) {
+        getset = PyDescr_NewGetSet(cls, &sw_attrs_dict_def);
+        if (getset == NULL
+            || PyDict_SetItemString(cls->tp_dict, "__dict__", getset) < 0) {
+            goto done;
         }
     }
-    else if (inherits) {
-        cls->tp_getattro = sw_attrs_getattro;   /* explicit __slots__ */
+    if (own_attrs || inherits) {
+        cls->tp_getattro = sw_attrs_getattro;   /* inherits: explicit __slots__ */
     }
-    if (getset == NULL) {
-        if (PyErr_Occurred()) {
-            return -1;
-        }
-        PyType_Modified(cls);
-        return 0;
-    }
-    status = PyDict_SetItemString(cls->tp_dict, "__dict__", getset);
-    Py_DECREF(getset);
+    status = 0;
+done:
     PyType_Modified(cls);
+    Py_XDECREF(getset);
+    Py_XDECREF(added);
     return status;
 }

@@ -444,15 +444,19 @@ sw_capi_fill_builtins(sw_state *st, SW_DTypes_CAPI *api)
     int i;
 
     for (i = 0; builtins[i].name != NULL; i++) {
-        PyObject *obj = PyDict_GetItemString(st->dtype_type->tp_dict,
-                                             builtins[i].name);
-        if (obj == NULL) {
-            PyErr_Format(PyExc_SystemError,
-                         "C API: the built-in DType.%s is not installed",
-                         builtins[i].name);
+        PyObject *obj = NULL;
+        int found = PyDict_GetItemStringRef(st->dtype_type->tp_dict,
+                                            builtins[i].name, &obj);
+        if (found <= 0) {
+            if (found == 0) {
+                PyErr_Format(PyExc_SystemError,
+                             "C API: the built-in DType.%s is not installed",
+                             builtins[i].name);
+            }
             return -1;
         }
         *builtins[i].slot = obj;
+        Py_DECREF(obj);   /* the registry keeps it for good */
     }
     return 0;
 }

@@ -83,6 +83,7 @@ sw_classcheck_by_class_attr(PyObject *cls, PyObject *instance)
         if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
             return NULL;
         }
+        /* type.__instancecheck__'s own answer for a missing __class__. */
         PyErr_Clear();
         Py_RETURN_FALSE;
     }
@@ -269,15 +270,21 @@ static PyObject *
 sw_classcheck_bound_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     sw_classcheck_bound *b = (sw_classcheck_bound *)self;
-    PyObject *getattr = PyEval_GetBuiltins();   /* borrowed */
+    PyObject *builtins = PyEval_GetBuiltins();   /* borrowed */
+    PyObject *getattr = NULL, *result;
 
-    getattr = getattr ? PyDict_GetItemString(getattr, "getattr") : NULL;
+    if (builtins != NULL
+        && PyDict_GetItemStringRef(builtins, "getattr", &getattr) < 0) {
+        return NULL;
+    }
     if (getattr == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "builtins.getattr is missing");
         return NULL;
     }
-    return Py_BuildValue("O(Os)", getattr, b->cls,
-                         sw_classcheck_names[b->index]);
+    result = Py_BuildValue("O(Os)", getattr, b->cls,
+                           sw_classcheck_names[b->index]);
+    Py_DECREF(getattr);
+    return result;
 }
 
 static PyMethodDef sw_classcheck_bound_methods[] = {

@@ -51,6 +51,43 @@
 #  define SW_STORE_PTR(field, value) ((void)((field) = (value)))
 #endif
 
+/* Dict lookups that report errors and return strong references (3.13+;
+ * the same functions for 3.11/3.12).  PyDict_GetItem and
+ * PyDict_GetItemString swallow every error of the lookup, even a
+ * MemoryError from making the key: "absent" could mean "failed".  Both
+ * return 1 (found, *result a new reference), 0 (absent, *result NULL) or
+ * -1 with an exception (*result NULL). */
+#if PY_VERSION_HEX < 0x030D0000
+static inline int
+PyDict_GetItemRef(PyObject *mp, PyObject *key, PyObject **result)
+{
+    /* Borrowed for no longer than the incref: nothing runs in between. */
+    PyObject *item = PyDict_GetItemWithError(mp, key);
+
+    if (item != NULL) {
+        *result = Py_NewRef(item);
+        return 1;
+    }
+    *result = NULL;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static inline int
+PyDict_GetItemStringRef(PyObject *mp, const char *key, PyObject **result)
+{
+    PyObject *key_obj = PyUnicode_FromString(key);
+    int status;
+
+    if (key_obj == NULL) {
+        *result = NULL;
+        return -1;
+    }
+    status = PyDict_GetItemRef(mp, key_obj, result);
+    Py_DECREF(key_obj);
+    return status;
+}
+#endif
+
 /* Cast a function with another PyCFunction signature to PyCFunction
  * without -Wcast-function-type complaining (as CPython's _PyCFunction_CAST). */
 #define SW_CFUNC(func) ((PyCFunction)(void (*)(void))(func))

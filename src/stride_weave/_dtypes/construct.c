@@ -76,7 +76,8 @@ sw_construct_origin(PyObject *obj)
 {
     PyTypeObject *tp = Py_TYPE(obj);
     sw_descriptor *d = (sw_descriptor *)obj;
-    PyObject *qualname = NULL, *module = NULL, *key;
+    sw_state *st;
+    PyObject *qualname = NULL, *module = NULL, *result;
 
     if (sw_meta_is_descriptor_class(tp) && ((sw_type *)tp)->is_model) {
         if (d->module == NULL) {
@@ -85,26 +86,32 @@ sw_construct_origin(PyObject *obj)
         return PyUnicode_FromFormat("%s in module %R", _PyType_Name(tp),
                                     d->module);
     }
-    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) {
-        qualname = ((PyHeapTypeObject *)tp)->ht_qualname;   /* borrowed */
-    }
-    key = PyUnicode_InternFromString("__module__");
-    if (key == NULL) {
+    st = sw_state_of_type(tp);
+    if (st == NULL) {
         return NULL;
     }
-    /* borrowed (the class holds it); no code runs before it is formatted */
-    module = PyDict_GetItemWithError(tp->tp_dict, key);
-    Py_DECREF(key);
-    if (module == NULL && PyErr_Occurred()) {
+    /* Strong references: a class attribute assignment (from a finalizer
+     * another allocation runs) may replace either. */
+    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+        qualname = Py_XNewRef(((PyHeapTypeObject *)tp)->ht_qualname);
+    }
+    if (PyDict_GetItemRef(tp->tp_dict, st->idents[SW_IDENT_MODULE],
+                          &module) < 0) {
+        Py_XDECREF(qualname);
         return NULL;
     }
     if (qualname == NULL || !PyUnicode_Check(qualname)) {
-        return PyUnicode_FromString(_PyType_Name(tp));
+        result = PyUnicode_FromString(_PyType_Name(tp));
     }
-    if (module == NULL || !PyUnicode_Check(module)) {
-        return PyUnicode_FromFormat("%U", qualname);
+    else if (module == NULL || !PyUnicode_Check(module)) {
+        result = PyUnicode_FromFormat("%U", qualname);
     }
-    return PyUnicode_FromFormat("%U.%U", module, qualname);
+    else {
+        result = PyUnicode_FromFormat("%U.%U", module, qualname);
+    }
+    Py_XDECREF(qualname);
+    Py_XDECREF(module);
+    return result;
 }
 
 /* ValueError: `name` is registered already, naming the class (and its
@@ -340,7 +347,10 @@ sw_construct_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
     }
     if (shared == NULL
         && sw_private_setdefault(st->structures, d->structure, d->structure) == NULL) {
-        /* Registered already: sharing is only an optimization. */
+        /* d is published: raising now would report a failure for a
+         * registered descriptor.  Sharing equal structures only saves
+         * memory, so a failure to remember this one (MemoryError) is
+         * dropped and changes nothing anyone can read. */
         PyErr_Clear();
     }
     Py_DECREF(contract);

@@ -266,7 +266,7 @@ sw_descriptor_repr(PyObject *self)
     if (d->name == NULL) {
         return PyUnicode_FromFormat("<uninitialized %s>", cls);
     }
-    switch (d->build_state) {
+    switch (SW_LOAD_FLAG(d->build_state)) {
     case SW_FINISHED:
         return sw_descriptor_finished_repr(self, cls);
     case SW_REJECTED:
@@ -531,10 +531,13 @@ sw_descriptor_init_subclass(PyObject *cls, PyObject *args, PyObject *kwds)
         Py_ssize_t pos = 0;
 
         PyDict_Next(kwds, &pos, &key, &value);
+        /* Held across its repr, which a str subclass runs itself. */
+        Py_INCREF(key);
         PyErr_Format(PyExc_TypeError,
                      "class %s: unexpected class keyword %R (the descriptor "
                      "model takes only 'abstract')",
                      ((PyTypeObject *)cls)->tp_name, key);
+        Py_DECREF(key);
         return NULL;
     }
     Py_RETURN_NONE;

@@ -15,6 +15,9 @@ typedef enum {
     SW_BUILDING,        /* the most-derived __init__ is running */
     SW_FINISHED,        /* validated, registered and sealed */
     SW_REJECTED,        /* construction failed; never registered */
+    SW_SEALING,         /* being sealed: its attributes are frozen and no
+                           write is accepted (attrs.c); next FINISHED or
+                           REJECTED */
 } sw_build_state;
 
 /* What only compound dtypes have, allocated by the compound (or

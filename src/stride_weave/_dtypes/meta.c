@@ -178,17 +178,20 @@ done:
 
 /* ---- construction ------------------------------------------------------- */
 
-/* The module a descriptor's pickle names as its origin (pickle.c), a new
- * exact str or NULL (no error set) when there is none.  A user class's
+/* The module a descriptor's pickle names as its origin (pickle.c), in
+ * *module: a new exact str, or NULL when there is none.  A user class's
  * `__module__`; for a descriptor made by calling a model class directly
  * (SimpleDType("X", ...)), the module of the calling code, as
  * collections.namedtuple records it.  Only exact str values are kept:
- * the receiving process validates the hint before using it. */
-static PyObject *
-sw_meta_origin_module(sw_state *st, sw_type *t)
+ * the receiving process validates the hint before using it.  -1 when the
+ * lookup fails (a key of the caller's globals may run its own __eq__). */
+static int
+sw_meta_origin_module(sw_state *st, sw_type *t, PyObject **module)
 {
-    PyObject *ns, *module;
+    PyObject *ns;
+    int found;
 
+    *module = NULL;
     if (t->is_model) {
         ns = PyEval_GetGlobals();   /* borrowed; NULL when called from C */
     }
@@ -196,18 +199,20 @@ sw_meta_origin_module(sw_state *st, sw_type *t)
         ns = ((PyTypeObject *)t)->tp_dict;
     }
     if (ns == NULL || !PyDict_Check(ns)) {
-        return NULL;
+        return 0;
     }
-    module = PyDict_GetItemWithError(ns, st->idents[t->is_model ? SW_IDENT_NAME
-                                                                : SW_IDENT_MODULE]);
-    if (module == NULL || !PyUnicode_CheckExact(module)) {
-        PyErr_Clear();   /* only a hint: a lookup failure leaves it out */
-        return NULL;
+    Py_INCREF(ns);   /* a key's __eq__ may drop the frame's globals */
+    found = PyDict_GetItemRef(ns, st->idents[t->is_model ? SW_IDENT_NAME
+                                                         : SW_IDENT_MODULE],
+                              module);
+    Py_DECREF(ns);
+    if (found > 0 && !PyUnicode_CheckExact(*module)) {
+        Py_CLEAR(*module);   /* only a hint: a non-str value leaves it out */
     }
-    return Py_NewRef(module);
+    return found < 0 ? -1 : 0;
 }
 
-static void
+static int
 sw_meta_begin(PyObject *obj, sw_type *t, int ensuring)
 {
     sw_descriptor *d = (sw_descriptor *)obj;
@@ -215,9 +220,14 @@ sw_meta_begin(PyObject *obj, sw_type *t, int ensuring)
     d->kind = t->kind;
     d->ensuring = ensuring ? 1 : 0;
     /* Captured before __init__ runs: the caller's module, not one an
-     * __init__ may switch to. */
-    d->module = sw_meta_origin_module(sw_state_of_type((PyTypeObject *)t), t);
+     * __init__ may switch to.  The object is still SW_RAW (no __init__,
+     * no attribute write accepts it) while a key's __eq__ may run. */
+    if (sw_meta_origin_module(sw_state_of_type((PyTypeObject *)t), t,
+                              &d->module) < 0) {
+        return -1;
+    }
     SW_STORE_FLAG(d->build_state, SW_BUILDING);
+    return 0;
 }
 
 /* Validate, register and seal; 1 when ensure() found the identical

@@ -69,11 +69,12 @@ typedef struct {
                        int abstract);
     int (*finish_class)(PyTypeObject *cls);
     /* Construction (sw_sealedmeta_construct).  begin marks the new object
-     * as under construction; finish runs after its __init__ succeeded
-     * (0, or 1 with a new reference in *result that is the result
-     * instead, or -1); reject marks it rejected and runs inside the
-     * object's critical section. */
-    void (*begin)(PyObject *obj, sw_type *t, int option);
+     * as under construction (0, or -1 with an exception: the object is
+     * dropped unused); finish runs after its __init__ succeeded (0, or 1
+     * with a new reference in *result that is the result instead, or -1);
+     * reject marks it rejected and runs inside the object's critical
+     * section. */
+    int (*begin)(PyObject *obj, sw_type *t, int option);
     int (*finish)(PyObject *obj, sw_type *t, PyObject **result);
     void (*reject)(PyObject *obj);
 } sw_sealedmeta_ops;

@@ -190,6 +190,23 @@ sw_module_make_kind_classes(PyObject *module, sw_state *st)
     return 0;
 }
 
+/* A new reference to the built-in `name` from DType's namespace, which
+ * `needed_by` needs; NULL with an exception when it is missing or the
+ * lookup fails. */
+static PyObject *
+sw_module_builtin_get(PyObject *dtype_dict, const char *needed_by,
+                      const char *name)
+{
+    PyObject *obj = NULL;
+    int found = PyDict_GetItemStringRef(dtype_dict, name, &obj);
+
+    if (found == 0) {
+        PyErr_Format(PyExc_SystemError, "built-in %s before %s", needed_by,
+                     name);
+    }
+    return obj;
+}
+
 static int
 sw_module_install_builtins(sw_state *st)
 {
@@ -197,15 +214,13 @@ sw_module_install_builtins(sw_state *st)
     PyObject *dtype_dict = st->dtype_type->tp_dict;
 
     for (b = sw_module_builtins; b->name != NULL; b++) {
-        PyObject *supertype = Py_None, *cls, *args, *kwargs, *obj = NULL;
+        PyObject *supertype, *cls, *args, *kwargs, *obj = NULL;
 
-        if (b->supertype != NULL) {
-            supertype = PyDict_GetItemString(dtype_dict, b->supertype);
-            if (supertype == NULL) {
-                PyErr_Format(PyExc_SystemError, "built-in %s before %s",
-                             b->name, b->supertype);
-                return -1;
-            }
+        supertype = b->supertype == NULL
+            ? Py_NewRef(Py_None)
+            : sw_module_builtin_get(dtype_dict, b->name, b->supertype);
+        if (supertype == NULL) {
+            return -1;
         }
         /* The real constructors: built-ins take the same path as users. */
         if (b->bits == 0) {
@@ -223,6 +238,7 @@ sw_module_install_builtins(sw_state *st)
         }
         Py_XDECREF(args);
         Py_XDECREF(kwargs);
+        Py_DECREF(supertype);
         if (obj == NULL) {
             return -1;
         }
@@ -246,22 +262,20 @@ sw_module_make_builtin_format(sw_state *st, const sw_module_builtin_format *b)
     PyObject *element, *levels, *args = NULL, *kwargs = NULL, *obj = NULL;
     int i;
 
-    element = PyDict_GetItemString(dtype_dict, b->element);   /* borrowed */
+    element = sw_module_builtin_get(dtype_dict, b->name, b->element);
+    if (element == NULL) {
+        return NULL;
+    }
     levels = PyTuple_New(b->nlevels);
-    if (element == NULL || levels == NULL) {
-        if (!PyErr_Occurred()) {
-            PyErr_Format(PyExc_SystemError, "built-in %s before %s",
-                         b->name, b->element);
-        }
+    if (levels == NULL) {
         goto done;
     }
     for (i = 0; i < b->nlevels; i++) {
-        PyObject *scale = PyDict_GetItemString(dtype_dict, b->levels[i].scale);
+        PyObject *scale = sw_module_builtin_get(dtype_dict, b->name,
+                                                b->levels[i].scale);
         PyObject *level;
 
         if (scale == NULL) {
-            PyErr_Format(PyExc_SystemError, "built-in %s before %s",
-                         b->name, b->levels[i].scale);
             goto done;
         }
         level = b->levels[i].block == 0
@@ -269,6 +283,7 @@ sw_module_make_builtin_format(sw_state *st, const sw_module_builtin_format *b)
                                            st->whole, NULL)
             : PyObject_CallFunction((PyObject *)st->level_type, "Ol", scale,
                                     b->levels[i].block);
+        Py_DECREF(scale);
         if (level == NULL) {
             goto done;
         }
@@ -281,6 +296,7 @@ sw_module_make_builtin_format(sw_state *st, const sw_module_builtin_format *b)
                             args, kwargs);
     }
 done:
+    Py_DECREF(element);
     Py_XDECREF(levels);
     Py_XDECREF(args);
     Py_XDECREF(kwargs);
@@ -474,9 +490,13 @@ sw_module_exec(PyObject *module)
                         "stride_weave._dtypes: no interpreter state dict");
         return -1;
     }
-    first = PyDict_GetItemString(interp_dict, SW_STATE_INTERP_KEY);   /* borrowed */
+    if (PyDict_GetItemStringRef(interp_dict, SW_STATE_INTERP_KEY, &first) < 0) {
+        return -1;
+    }
     if (first != NULL) {
-        return sw_module_adopt(module, first);
+        int status = sw_module_adopt(module, first);
+        Py_DECREF(first);
+        return status;
     }
     if (sw_module_build_graph(module, st) < 0 || sw_module_export(module, st) < 0
         || sw_capi_create(module, st) < 0) {

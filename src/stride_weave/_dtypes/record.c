@@ -521,6 +521,8 @@ sw_record_to_extension(sw_state *st, PyObject *ext)
     }
     encoded = sw_structure_encode_extension(st, ext, st->reconstruct);
     if (encoded == NULL && PyErr_ExceptionMatches(PyExc_TypeError)) {
+        /* Replaced by the error a malformed record gets (only TypeError:
+         * a MemoryError propagates). */
         PyErr_Clear();
         PyErr_SetString(PyExc_ValueError,
                         "malformed pickle record: its extension holds a "
@@ -698,6 +700,8 @@ sw_record_parse_field(sw_state *st, const sw_record_field *field,
     }
     n = PyLong_CheckExact(value) ? PyLong_AsSsize_t(value) : -1;
     if (n == -1 && PyErr_Occurred()) {
+        /* An exact int beyond Py_ssize_t (OverflowError, the only error
+         * it can give): a malformed count, reported below. */
         PyErr_Clear();
     }
     /* Every item takes at least one more item of the record. */
@@ -752,6 +756,8 @@ sw_record_parse(sw_state *st, PyObject *tokens, Py_ssize_t *pos,
     }
     kind = PyLong_CheckExact(item) ? PyLong_AsLong(item) : -1;
     if (kind == -1 && PyErr_Occurred()) {
+        /* An exact int beyond a long (OverflowError only): not a kind
+         * number, reported below. */
         PyErr_Clear();
     }
     layout = sw_record_layout_of(kind);

@@ -260,12 +260,16 @@ sw_registry_is_canonical(sw_registry *r, sw_descriptor *d)
 /* Register `d` under d->name and seal it, atomically.  When `unique` is
  * not NULL (an exact tuple of exact str: a structure) it is claimed in the
  * same critical section, so a name and a structure are taken together or
- * not at all.  Returns 0 on success, 1 if the name is taken, 2 if the
- * structure is taken (*existing: a new reference to its owner), -1 on
- * error; no exception is set for 1 and 2. */
+ * not at all.  On success the frozen attributes (stolen from *frozen)
+ * replace d's in the same step, and the dict they replace is returned in
+ * *displaced for the caller to release after publication.  Returns 0 on
+ * success, 1 if the name is taken, 2 if the structure is taken
+ * (*existing: a new reference to its owner), -1 on error; no exception is
+ * set for 1 and 2. */
 static int
 sw_registry_insert(sw_registry *r, sw_descriptor *d, PyObject *unique,
-                   PyObject **existing)
+                   PyObject **existing, PyObject **frozen,
+                   PyObject **displaced)
 {
     PyObject *stale = NULL, *owner;
     int status = 0;
@@ -331,8 +335,10 @@ sw_registry_insert(sw_registry *r, sw_descriptor *d, PyObject *unique,
     r->version++;
     stale = r->snapshot;
     r->snapshot = NULL;
-    /* Sealed inside the critical section: a thread that finds d through
-     * the registry never sees it unsealed. */
+    /* Sealed inside the lock, with its frozen attributes: a thread that
+     * finds d through the registry never sees it unsealed, and nothing
+     * was released in between (no Python code ran). */
+    *displaced = sw_attrs_install(&d->attrs, frozen);
     SW_STORE_FLAG(d->build_state, SW_FINISHED);
 done:
     sw_registry_unlock(r);
@@ -340,22 +346,39 @@ done:
     return status;
 }
 
-/* Freeze d's user attributes (attrs.c; `owned`: the model-owned names
- * they may not use), then register and seal it.  Free-threaded builds:
- * attribute writes (attrs.c) check the build state inside d's critical
- * section, so none lands between the freeze and the seal. */
+/* Seal d and register it, as one step: its build state becomes
+ * SW_SEALING inside d's critical section, so from then on every write to
+ * its attributes is refused (attrs.c) -- by another thread, by a
+ * finalizer, also while this thread waits for the registry's lock (a
+ * free-threaded build suspends d's critical section then).  Its user
+ * attributes are frozen (attrs.c; `owned`: the model-owned names they may
+ * not use), then registered and installed together (sw_registry_insert).
+ * The dict the frozen copy replaces is released last, when d is
+ * published and its finalizers find it sealed.  On failure d stays
+ * SW_SEALING and the caller rejects it. */
 int
 sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *owned,
                     PyObject *unique, PyObject **existing)
 {
+    PyObject *frozen = NULL, *displaced = NULL;
     int status;
 
     Py_BEGIN_CRITICAL_SECTION(d);
-    status = sw_attrs_freeze((PyObject *)d, &d->attrs, owned);
+    if (SW_LOAD_FLAG(d->build_state) != SW_BUILDING) {
+        PyErr_Format(PyExc_SystemError, "%R is not being built", d->name);
+        status = -1;
+    }
+    else {
+        SW_STORE_FLAG(d->build_state, SW_SEALING);
+        status = sw_attrs_freeze((PyObject *)d, d->attrs, owned, &frozen);
+    }
     if (status == 0) {
-        status = sw_registry_insert(r, d, unique, existing);
+        status = sw_registry_insert(r, d, unique, existing, &frozen,
+                                    &displaced);
     }
     Py_END_CRITICAL_SECTION();
+    Py_XDECREF(frozen);      /* not installed: an unpublished copy */
+    Py_XDECREF(displaced);   /* may run finalizers: d is sealed */
     return status;
 }
 
@@ -431,8 +454,12 @@ sw_registry_snapshot(sw_registry *r, PyTypeObject *cls)
         return NULL;
     }
     if (cls != NULL && sw_meta_is_descriptor_class(cls)) {
+        sw_state *st = sw_state_of_type(cls);
+        if (st == NULL) {
+            return NULL;
+        }
         t = (sw_type *)cls;
-        if (cls == sw_state_of_type(cls)->dtype_type) {
+        if (cls == st->dtype_type) {
             t = NULL;
             cls = NULL;
         }

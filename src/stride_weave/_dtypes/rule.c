@@ -86,31 +86,40 @@ done:
     return status;
 }
 
-static void
+static int
 sw_rule_meta_begin(PyObject *obj, sw_type *Py_UNUSED(t),
                    int Py_UNUSED(option))
 {
     SW_STORE_FLAG(((sw_rule *)obj)->build_state, SW_BUILDING);
+    return 0;
 }
 
-/* Record the structure, then freeze and seal.  A failed freeze marks the
- * rule rejected in the same critical section (see attrs.c), so no thread
- * ever sees it writable after the freeze began; the core's reject that
- * follows stores the same state again. */
+/* Record the structure, then seal as one step (see attrs.c): the rule is
+ * SW_SEALING (every write refused) before its attributes are frozen, the
+ * frozen copy is installed as it becomes finished, and the dict it
+ * replaces is released last.  A failed freeze marks it rejected in the
+ * same critical section; the core's reject that follows stores the same
+ * state again. */
 static int
 sw_rule_meta_finish(PyObject *obj, sw_type *t, PyObject **Py_UNUSED(result))
 {
     sw_rule *rule = (sw_rule *)obj;
     sw_state *st = sw_state_of_type((PyTypeObject *)t);
+    PyObject *frozen = NULL, *displaced = NULL;
     int status;
 
     if (sw_rule_record_structure(st, rule) < 0) {
         return -1;
     }
     Py_BEGIN_CRITICAL_SECTION(obj);
-    status = sw_attrs_freeze(obj, &rule->attrs, st->rule_owned_names);
+    SW_STORE_FLAG(rule->build_state, SW_SEALING);
+    status = sw_attrs_freeze(obj, rule->attrs, st->rule_owned_names, &frozen);
+    if (status == 0) {
+        displaced = sw_attrs_install(&rule->attrs, &frozen);
+    }
     SW_STORE_FLAG(rule->build_state, status == 0 ? SW_FINISHED : SW_REJECTED);
     Py_END_CRITICAL_SECTION();
+    Py_XDECREF(displaced);   /* may run finalizers: the rule is sealed */
     return status;
 }
 

@@ -36,7 +36,12 @@ sw_sealedmeta_parse_keywords(PyObject *kwds, const char *keyword,
     if (keyword == NULL) {
         return 0;
     }
-    flag = PyDict_GetItemString(*rest, keyword);   /* borrowed */
+    /* A keyword spelled by a str subclass compares with its own __eq__:
+     * its errors propagate. */
+    if (PyDict_GetItemStringRef(*rest, keyword, &flag) < 0) {
+        Py_CLEAR(*rest);
+        return -1;
+    }
     if (flag == NULL) {
         return 0;
     }
@@ -44,10 +49,12 @@ sw_sealedmeta_parse_keywords(PyObject *kwds, const char *keyword,
         PyErr_Format(PyExc_TypeError,
                      "class keyword '%s' must be a bool, got %s", keyword,
                      Py_TYPE(flag)->tp_name);
+        Py_DECREF(flag);
         Py_CLEAR(*rest);
         return -1;
     }
     *value = (flag == Py_True);
+    Py_DECREF(flag);   /* a bool: immortal or kept by the module */
     if (PyDict_DelItemString(*rest, keyword) < 0) {
         Py_CLEAR(*rest);
         return -1;
@@ -132,18 +139,20 @@ sw_sealedmeta_check_names(PyObject *owned, PyObject *names,
 static int
 sw_sealedmeta_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
 {
-    PyObject *slots = PyDict_GetItemString(ns, "__slots__");   /* borrowed */
-    PyObject *check;
+    PyObject *slots = NULL, *check = NULL;
     Py_ssize_t i;
-    int status = 0;
+    int status;
 
-    if (slots == NULL) {
-        return 0;
+    status = PyDict_GetItemStringRef(ns, "__slots__", &slots);
+    if (status <= 0) {
+        return status;
     }
     check = PyDict_New();
     if (check == NULL) {
+        Py_DECREF(slots);
         return -1;
     }
+    status = 0;
     if (PyUnicode_CheckExact(slots)) {
         status = PyDict_SetItem(check, slots, Py_None);
     }
@@ -155,17 +164,23 @@ sw_sealedmeta_check_slots(PyObject *owned, PyObject *ns, const char *clsname)
             }
         }
     }
-    if (status == 0 && PyDict_GetItemString(check, "__dict__") != NULL) {
-        PyErr_Format(PyExc_TypeError,
-                     "class %s: __slots__ may not contain '__dict__': a "
-                     "sealed object keeps its attributes itself, and an "
-                     "instance dict would stay writable", clsname);
-        status = -1;
+    if (status == 0) {
+        PyObject *dict_slot = NULL;
+        status = PyDict_GetItemStringRef(check, "__dict__", &dict_slot);
+        if (status > 0) {
+            Py_DECREF(dict_slot);
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: __slots__ may not contain '__dict__': a "
+                         "sealed object keeps its attributes itself, and an "
+                         "instance dict would stay writable", clsname);
+            status = -1;
+        }
     }
     if (status == 0) {
         status = sw_sealedmeta_check_names(owned, check, clsname, NULL);
     }
     Py_DECREF(check);
+    Py_DECREF(slots);
     return status;
 }
 
@@ -188,6 +203,37 @@ sw_sealedmeta_has_instance_dict(PyTypeObject *tp)
            || PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT);
 }
 
+/* Refuse a base that derives from the model's C layout `layout`
+ * (_DescriptorBase, _RuleBase) without being a class of `meta`: the layout
+ * itself, the kinds' __init__ carriers, and any class derived from them by
+ * another metaclass (plain `type`).  Such a class's __slots__ members would
+ * write into the object's layout past every sealed check, and its methods
+ * were never checked for owned names.  Classes of `meta` were checked when
+ * they were created, so only direct bases need looking at.  Names come
+ * from tp_name: formatting runs no code of a foreign metaclass. */
+static int
+sw_sealedmeta_check_layout_bases(PyTypeObject *layout, PyTypeObject *meta,
+                                 const char *clsname, PyObject *bases)
+{
+    Py_ssize_t i;
+
+    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+        PyObject *base = PyTuple_GET_ITEM(bases, i);
+
+        if (PyType_Check(base) && Py_TYPE(base) != meta
+            && PyType_IsSubtype((PyTypeObject *)base, layout)) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s: base %s derives from %s, the model's "
+                         "internal layout, which user classes may reach "
+                         "only through the model's public classes",
+                         clsname, ((PyTypeObject *)base)->tp_name,
+                         layout->tp_name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Refuse a class whose namespace, __slots__, or any foreign base (mixins
  * and their whole MRO) defines an owned member.  Classes made by `meta`
  * were checked when they were created, and `model_types` (NULL-terminated)
@@ -199,12 +245,15 @@ sw_sealedmeta_check_owned_members(PyObject *owned,
                                   PyObject *bases, PyObject *ns)
 {
     Py_ssize_t i, j;
+    int status = 0;
 
-    if (sw_sealedmeta_check_names(owned, ns, clsname, NULL) < 0
+    if (sw_sealedmeta_check_layout_bases(model_types[0], meta, clsname,
+                                         bases) < 0
+        || sw_sealedmeta_check_names(owned, ns, clsname, NULL) < 0
         || sw_sealedmeta_check_slots(owned, ns, clsname) < 0) {
         return -1;
     }
-    for (i = 0; i < PyTuple_GET_SIZE(bases); i++) {
+    for (i = 0; status == 0 && i < PyTuple_GET_SIZE(bases); i++) {
         PyObject *base = PyTuple_GET_ITEM(bases, i);
         PyObject *mro;
 
@@ -219,27 +268,27 @@ sw_sealedmeta_check_owned_members(PyObject *owned,
                          "keeps its own attributes)", clsname, base);
             return -1;
         }
-        mro = ((PyTypeObject *)base)->tp_mro;
+        /* Our own reference: another thread may reassign the mixin's
+         * __bases__ (and free its MRO) meanwhile.  The checks run no
+         * Python code but the repr in an error message, after which
+         * nothing here is used. */
+        mro = Py_XNewRef(((PyTypeObject *)base)->tp_mro);
         if (mro == NULL) {
             continue;
         }
-        for (j = 0; j < PyTuple_GET_SIZE(mro); j++) {
+        for (j = 0; status == 0 && j < PyTuple_GET_SIZE(mro); j++) {
             PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(mro, j);
-            PyObject *dict;
             if (k == &PyBaseObject_Type
                 || sw_sealedmeta_is_one_of(k, model_types)
-                || Py_TYPE(k) == meta) {
+                || Py_TYPE(k) == meta || k->tp_dict == NULL) {
                 continue;
             }
-            dict = k->tp_dict;
-            if (dict != NULL
-                && sw_sealedmeta_check_names(owned, dict, clsname,
-                                             (PyObject *)k) < 0) {
-                return -1;
-            }
+            status = sw_sealedmeta_check_names(owned, k->tp_dict, clsname,
+                                               (PyObject *)k);
         }
+        Py_DECREF(mro);
     }
-    return 0;
+    return status;
 }
 
 /* 1 if `name` (a str or str subclass, read without running its methods)
@@ -283,35 +332,54 @@ sw_sealedmeta_is_owned_class_attribute(PyObject *owned, PyObject *name)
 /* What a new class must know about itself before any user code sees it.
  * type() runs __set_name__ and __init_subclass__ hooks before it returns,
  * so the metaclass records kind, abstractness and state in its tp_alloc,
- * which type() calls first: the pending record is per thread, and each
- * allocation consumes it (a class created inside a hook sets its own). */
-typedef struct {
+ * which type() calls first.  tp_alloc gets no argument to carry them, so
+ * each class creation pushes its record on a per-thread stack around its
+ * call of type() and pops it after, on every exit.  Code that runs before
+ * the allocation (a collection's gc callbacks or finalizers, started by an
+ * allocation inside type()) may create classes of its own: each pushes
+ * its own record above and pops it before returning, so the top record is
+ * always the innermost creation's.  An allocation takes the top record
+ * only if it is for its metaclass and not taken yet, and writes the class
+ * into it; the creator then checks the class it got is the one allocated
+ * with its record.  An allocation without a record is refused: no class of
+ * these metaclasses ever exists without its state. */
+typedef struct sw_sealedmeta_record {
     PyTypeObject *meta;
     sw_state *state;
     sw_kind kind;
     int abstract;
+    PyObject *cls;      /* borrowed: the class allocated with this record */
+    struct sw_sealedmeta_record *outer;  /* the enclosing creation's */
 } sw_sealedmeta_record;
 
-static _Thread_local const sw_sealedmeta_record *sw_sealedmeta_pending;
+static _Thread_local sw_sealedmeta_record *sw_sealedmeta_pending;
 
 /* tp_alloc of both metaclasses.  Named sw_sealedmeta_alloc, not after this file:
  * state.h tells the module's classes by it. */
 PyObject *
 sw_sealedmeta_alloc(PyTypeObject *meta, Py_ssize_t nitems)
 {
-    const sw_sealedmeta_record *record = sw_sealedmeta_pending;
+    sw_sealedmeta_record *record = sw_sealedmeta_pending;
     PyObject *cls;
+    sw_type *t;
 
-    sw_sealedmeta_pending = NULL;
-    cls = PyType_GenericAlloc(meta, nitems);
-    if (cls != NULL && record != NULL && record->meta == meta) {
-        sw_type *t = (sw_type *)cls;
-        t->state = record->state;
-        t->kind = record->kind;
-        t->abstract = record->abstract;
-        t->is_model = record->state->installing;
-        t->ready = 0;
+    if (record == NULL || record->meta != meta || record->cls != NULL) {
+        PyErr_Format(PyExc_SystemError,
+                     "a class of %s can only be created by calling %s",
+                     meta->tp_name, meta->tp_name);
+        return NULL;
     }
+    cls = PyType_GenericAlloc(meta, nitems);
+    if (cls == NULL) {
+        return NULL;
+    }
+    t = (sw_type *)cls;
+    t->state = record->state;
+    t->kind = record->kind;
+    t->abstract = record->abstract;
+    t->is_model = record->state->installing;
+    t->ready = 0;
+    record->cls = cls;
     return cls;
 }
 
@@ -319,7 +387,7 @@ sw_sealedmeta_alloc(PyTypeObject *meta, Py_ssize_t nitems)
 static int
 sw_sealedmeta_check_ready(sw_type *t)
 {
-    if (t->ready) {
+    if (SW_LOAD_FLAG(t->ready)) {
         return 0;
     }
     PyErr_Format(PyExc_TypeError,
@@ -380,7 +448,7 @@ sw_sealedmeta_add_getset(PyTypeObject *cls, PyGetSetDef *def)
 /* `name` looked up along cls's MRO in the model's classes only (the
  * classes of this metaclass and the model's C layouts), skipping mixins:
  * a class hook may have given a mixin an owned member after the check
- * (borrowed, or NULL). */
+ * (a new reference, or NULL: with an exception on error). */
 static PyObject *
 sw_sealedmeta_model_lookup(PyTypeObject *cls, PyTypeObject *meta,
                            PyTypeObject *const *model_types, PyObject *name)
@@ -390,6 +458,7 @@ sw_sealedmeta_model_lookup(PyTypeObject *cls, PyTypeObject *meta,
     for (i = 0; i < PyTuple_GET_SIZE(cls->tp_mro); i++) {
         PyTypeObject *k = (PyTypeObject *)PyTuple_GET_ITEM(cls->tp_mro, i);
         PyObject *dict, *found;
+        int status;
 
         if (Py_TYPE(k) != meta && !sw_sealedmeta_is_one_of(k, model_types)
             && k != &PyBaseObject_Type) {
@@ -404,10 +473,9 @@ sw_sealedmeta_model_lookup(PyTypeObject *cls, PyTypeObject *meta,
         if (dict == NULL) {
             continue;
         }
-        found = PyDict_GetItemWithError(dict, name);   /* exact str */
-        /* Borrowed from a type dict the class's MRO keeps alive. */
+        status = PyDict_GetItemRef(dict, name, &found);   /* exact str */
         Py_DECREF(dict);
-        if (found != NULL || PyErr_Occurred()) {
+        if (status != 0) {
             return found;
         }
     }
@@ -447,12 +515,9 @@ sw_sealedmeta_guard_owned_members(PyTypeObject *cls, PyTypeObject *meta,
             }
         }
         if (member != NULL) {
-            Py_INCREF(member);
-            if (PyDict_GetItemWithError(cls->tp_dict, name) == NULL
-                && !PyErr_Occurred()) {
-                status = PyDict_SetItem(cls->tp_dict, name, member);
-            }
-            else if (PyErr_Occurred()) {
+            /* Only where the class defines nothing of its own (exact str
+             * keys: no code runs; the result is not used). */
+            if (PyDict_SetDefault(cls->tp_dict, name, member) == NULL) {
                 status = -1;
             }
             Py_DECREF(member);
@@ -498,7 +563,7 @@ sw_sealedmeta_build_class(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
 {
     const char *clsname = PyUnicode_AsUTF8(name);
     PyObject *owned = ops->owned_names(st);   /* borrowed */
-    sw_sealedmeta_record record = {meta, st, kind, abstract};
+    sw_sealedmeta_record record = {meta, st, kind, abstract, NULL, NULL};
     PyObject *prepared, *args, *cls;
     int own_attrs;
     sw_type *t;
@@ -521,17 +586,20 @@ sw_sealedmeta_build_class(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
     if (args == NULL) {
         return NULL;
     }
+    record.outer = sw_sealedmeta_pending;
     sw_sealedmeta_pending = &record;
     cls = PyType_Type.tp_new(meta, args, kwds);
-    /* Also when type() failed before allocating. */
-    sw_sealedmeta_pending = NULL;
+    /* Also when type() failed before allocating.  Creations nested in
+     * type() popped their own records. */
+    assert(sw_sealedmeta_pending == &record);
+    sw_sealedmeta_pending = record.outer;
     Py_DECREF(args);
     if (cls == NULL) {
         return NULL;
     }
     t = (sw_type *)cls;
-    if (t->state != st) {
-        /* Not allocated through sw_sealedmeta_alloc: never usable. */
+    if (record.cls != cls || t->state != st) {
+        /* Not the class allocated with this record: never usable. */
         PyErr_Format(PyExc_SystemError,
                      "class %s was not allocated by its metaclass", clsname);
         Py_DECREF(cls);
@@ -610,7 +678,8 @@ sw_sealedmeta_new(const sw_sealedmeta_ops *ops, PyTypeObject *meta,
         Py_CLEAR(cls);
     }
     if (cls != NULL) {
-        ((sw_type *)cls)->ready = 1;
+        /* Hooks may have handed the class to other threads. */
+        SW_STORE_FLAG(((sw_type *)cls)->ready, 1);
     }
     return cls;
 
@@ -695,8 +764,10 @@ sw_sealedmeta_construct(const sw_sealedmeta_ops *ops, PyObject *cls,
     if (obj == NULL) {
         return NULL;
     }
-    ops->begin(obj, t, option);
-    status = tp->tp_init(obj, args, kwds);
+    status = ops->begin(obj, t, option);
+    if (status == 0) {
+        status = tp->tp_init(obj, args, kwds);
+    }
     if (status == 0) {
         status = ops->finish(obj, t, &result);
     }

@@ -62,9 +62,12 @@ sw_state_current(void)
 {
     PyObject *interp_dict = PyInterpreterState_GetDict(PyInterpreterState_Get());
     PyObject *first = NULL;
+    sw_state *st;
 
-    if (interp_dict != NULL) {
-        first = PyDict_GetItemString(interp_dict, SW_STATE_INTERP_KEY);  /* borrowed */
+    if (interp_dict != NULL
+        && PyDict_GetItemStringRef(interp_dict, SW_STATE_INTERP_KEY,
+                                   &first) < 0) {
+        return NULL;
     }
     if (first == NULL) {
         PyErr_SetString(PyExc_RuntimeError,
@@ -72,7 +75,11 @@ sw_state_current(void)
                         "interpreter");
         return NULL;
     }
-    return sw_state_of_module(first);
+    st = sw_state_of_module(first);
+    /* The interpreter's state dict keeps the module (and so its state)
+     * for the life of the interpreter. */
+    Py_DECREF(first);
+    return st;
 }
 
 /* 0 while the graph is alive; -1 with RuntimeError once the module state

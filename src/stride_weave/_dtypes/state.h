@@ -113,15 +113,23 @@ sw_state_of_module(PyObject *module)
 
 /* The state of the graph `tp` belongs to (borrowed), or NULL with
  * TypeError for a type the module did not define.  Classes of the
- * module's metaclasses (they allocate through sw_sealedmeta_alloc) carry it; the
- * C layout types find it through their module. */
+ * module's metaclasses (they allocate through sw_sealedmeta_alloc) carry it
+ * from their allocation on (sealedmeta.c refuses to allocate one without
+ * it, so the error below is a safeguard); the C layout types find it
+ * through their module. */
 static inline sw_state *
 sw_state_of_type(PyTypeObject *tp)
 {
     PyObject *module;
 
     if (Py_TYPE(tp)->tp_alloc == sw_sealedmeta_alloc) {
-        return ((sw_class_head *)tp)->state;
+        sw_state *st = ((sw_class_head *)tp)->state;
+        if (st == NULL) {
+            PyErr_Format(PyExc_TypeError,
+                         "class %s was not created by its metaclass",
+                         tp->tp_name);
+        }
+        return st;
     }
     module = PyType_GetModuleByDef(tp, &sw_module_def);   /* borrowed */
     return module ? sw_state_of_module(module) : NULL;
