@@ -44,6 +44,9 @@ typedef enum {
     SW_IDENT_COUNT
 } sw_ident;
 
+/* How many names the relations intern (relations.h, sw_relname). */
+#define SW_RELATION_NAMES 16
+
 typedef struct sw_state {
     PyTypeObject *meta_type;        /* DTypeMeta */
     PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
@@ -91,6 +94,15 @@ typedef struct sw_state {
     PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
     PyObject *empty_tuple;
     PyObject *idents[SW_IDENT_COUNT];   /* interned names (sw_ident) */
+    /* Kinds, casting and promotion (relations.h). */
+    PyTypeObject *lattice_type;     /* PromotionLattice */
+    PyObject *promotion_error;      /* PromotionError, a TypeError */
+    PyObject *default_lattice;      /* the current default lattice, swapped
+                                       atomically; each one keeps the one it
+                                       replaced alive (promotion.c) */
+    PyObject *kind_categories[2];   /* DType.Integer and DType.Floating */
+    PyObject *relation_names[SW_RELATION_NAMES];    /* interned (sw_relname) */
+    uint32_t relation_ids;          /* the last relation id handed out */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
     struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
