@@ -7,7 +7,7 @@ looked up among the target's values); records with random parameters
 against values enumerated from those parameters by an independent
 reference (tests/support/relations.py); numpy.can_cast for numpy's own
 types at every level (with the pairs where numpy calls a lossy cast safe
-named and shown lossy); the examples of the specification; and the rules
+named and shown lossy); the documented examples; and the rules
 for dtypes without records, categories, compound and block-scaled dtypes.
 """
 import itertools
@@ -120,7 +120,7 @@ def test_complex_formats_are_pairs_of_their_components(a, b):
     assert can_cast(ca, rb) is False           # values with an imaginary part
 
 
-# The specification's examples.
+# The documented examples (docs/relations.md).
 
 @pytest.mark.parametrize("a, b, safe", [
     ("E2M1", "E4M3", True),
@@ -135,7 +135,7 @@ def test_complex_formats_are_pairs_of_their_components(a, b):
     ("Float64", "Complex64", False),
     ("Complex64", "Float64", False),
 ])
-def test_specification_examples(a, b, safe):
+def test_documented_examples(a, b, safe):
     import stride_weave.formats  # noqa: F401  (Float16, Complex64)
 
     assert can_cast(DType.from_name(a), DType.from_name(b)) is safe

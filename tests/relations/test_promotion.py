@@ -1,6 +1,6 @@
 """promote_types and result_type in the default lattice.
 
-The lattice the specification gives (with the formats pack imported); the
+The documented default lattice (with the formats pack imported); the
 Array API's promotion tables, written out from the standard, for the dtypes
 they cover; what takes part in no implicit promotion and what the error
 says then; weak Python scalars; bad arguments.
@@ -83,9 +83,9 @@ def test_integers_and_floats_never_mix():
             promote_types(a, b)
 
 
-# ---- the lattice of the specification ---------------------------------------
+# ---- the documented lattice ---------------------------------------------------
 
-SPEC_EDGES = [
+DOCUMENTED_EDGES = [
     (B.Bool, B.Int8), (B.Bool, F.UInt8), (B.Int8, F.Int16), (F.Int16, B.Int32),
     (B.Int32, F.Int64), (F.UInt8, F.UInt16), (F.UInt16, F.UInt32),
     (F.UInt32, F.UInt64), (F.UInt8, F.Int16), (F.UInt16, B.Int32),
@@ -95,19 +95,19 @@ SPEC_EDGES = [
 ]
 
 
-def test_the_default_lattice_is_the_specifications():
+def test_the_default_lattice_is_the_documented_one():
     lattice = default_lattice()
     # Extensions declared by other tests of this process may add dtypes of
-    # their own; these are the ones of the specification.
-    ours = {d for edge in SPEC_EDGES for d in edge}
+    # their own; these are the documented ones.
+    ours = {d for edge in DOCUMENTED_EDGES for d in edge}
     covers = {(a, b) for a, b in lattice.edges if a in ours and b in ours}
-    assert covers == set(SPEC_EDGES)
-    for lower, upper in SPEC_EDGES:
+    assert covers == set(DOCUMENTED_EDGES)
+    for lower, upper in DOCUMENTED_EDGES:
         assert promote_types(lower, upper) is upper
 
 
 def test_pack_edges_are_declared_by_the_pack():
-    assert set(F.PROMOTIONS) <= set(SPEC_EDGES) | {(B.Int8, B.Int32)}
+    assert set(F.PROMOTIONS) <= set(DOCUMENTED_EDGES) | {(B.Int8, B.Int32)}
     for lower, upper in F.PROMOTIONS:
         assert promote_types(lower, upper) is upper
 
