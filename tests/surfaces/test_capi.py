@@ -1337,3 +1337,102 @@ def test_a_version_2_consumer_keeps_working(tmp_path):
         print(json.dumps(swold.check()))
     """, str(tmp_path))
     assert report == [3, 8, 2, 32]
+
+
+def _docs_relations_example():
+    """The C example of docs/c-api.md's "Kinds, casting and promotion"."""
+    docs = DOCS.read_text(encoding="utf-8")
+    blocks = re.findall(r"```c\n(.*?)```", docs, flags=re.S)
+    found = [b for b in blocks if "compute_dtype" in b]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_docs_relations_example_builds_and_runs(tmp_path):
+    if _capi.compiler() is None:
+        pytest.skip(_capi.no_compiler_reason())
+    source = "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n" \
+             "#include <stride_weave/dtypes.h>\n\n" + _docs_relations_example()
+    source += textwrap.dedent("""
+        static PyObject *
+        py_compute_dtype(PyObject *module, PyObject *args)
+        {
+            PyObject *a, *b;
+            (void)module;
+            if (!PyArg_ParseTuple(args, "OO", &a, &b)) {
+                return NULL;
+            }
+            return compute_dtype(a, b);
+        }
+
+        static PyObject *
+        py_fits_exactly(PyObject *module, PyObject *args)
+        {
+            PyObject *a, *b;
+            int r;
+            (void)module;
+            if (!PyArg_ParseTuple(args, "OO", &a, &b)) {
+                return NULL;
+            }
+            r = fits_exactly(a, b);
+            return r < 0 ? NULL : PyBool_FromLong(r);
+        }
+
+        static PyMethodDef methods[] = {
+            {"compute_dtype", py_compute_dtype, METH_VARARGS, NULL},
+            {"fits_exactly", py_fits_exactly, METH_VARARGS, NULL},
+            {NULL, NULL, 0, NULL}};
+
+        static int
+        exec_module(PyObject *module)
+        {
+            (void)module;
+            return SW_DTypes_Import();
+        }
+
+        static PyModuleDef_Slot slots[] = {
+            {Py_mod_exec, exec_module},
+        #ifdef Py_GIL_DISABLED
+            {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+        #endif
+            {0, NULL}};
+
+        static PyModuleDef def = {PyModuleDef_HEAD_INIT, .m_name = "swrel",
+                                  .m_methods = methods, .m_slots = slots};
+
+        PyMODINIT_FUNC
+        PyInit_swrel(void)
+        {
+            return PyModuleDef_Init(&def);
+        }
+        """)
+    (tmp_path / "swrel.c").write_text(source, encoding="utf-8")
+    (tmp_path / "setup.py").write_text(textwrap.dedent("""\
+        import stride_weave
+        from setuptools import Extension, setup
+        setup(name="swrel", ext_modules=[Extension(
+            "swrel", ["swrel.c"], include_dirs=[stride_weave.get_include()])])
+        """))
+    _capi.build_in(tmp_path)
+    report = _run_child("""
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        import swrel
+        from stride_weave.dtypes import DType, PromotionError
+        out = {"join": swrel.compute_dtype(DType.Float32, DType.Float64).name,
+               "fits": [swrel.fits_exactly(DType.Int8, DType.Float32),
+                        swrel.fits_exactly(DType.Int32, DType.Float32)]}
+        for a, b, key in [(DType.Int8, DType.Float32, "kind"),
+                          (DType.E4M3, DType.Float32, "none"), (1, DType.Int8, "arg")]:
+            try:
+                swrel.compute_dtype(a, b)
+            except PromotionError as e:
+                out[key] = "PromotionError"
+            except TypeError as e:
+                out[key] = str(e)
+        print(json.dumps(out))
+    """, str(tmp_path))
+    assert report == {"join": "Float64", "fits": [True, False],
+                      "kind": "expected real floating-point dtypes",
+                      "none": "PromotionError",
+                      "arg": "SW_DType_IsDType: expected a registered descriptor, got int"}
