@@ -248,3 +248,30 @@ def test_value_set_reference_sanity():
     e8m0 = enumerate_record(numeric_info(DType.E8M0))
     assert 0 not in e8m0.finite and e8m0.nan and min(e8m0.finite) == 2.0 ** -127
     assert ValueSet.of([1, 2]).within(ValueSet.of([0.0, 1.0, 2.0]))
+
+
+# The answers are remembered (a cache of pairs of dtypes with records):
+# remembered answers are the computed ones, and a dtype that gets its record
+# later is answered from the record.
+
+def test_a_record_attached_later_is_seen():
+    late = SimpleDType(unique_name("LateRecord"), bits=16, supertype=DType.Floating)
+    assert not can_cast(DType.E4M3, late)
+    assert not can_cast(late, DType.Float32)
+    from stride_weave.numerics import register_numeric_info
+
+    register_numeric_info(late, NumericInfo.floating(
+        "late16", exponent_bits=5, mantissa_bits=10, bias=15, nan_encoding="ieee"))
+    assert can_cast(DType.E4M3, late)
+    assert can_cast(late, DType.Float32)
+
+
+@settings(max_examples=5, deadline=None)
+@given(st.lists(records, min_size=40, max_size=60))
+def test_remembered_answers_are_the_computed_ones(pool):
+    dtypes = [_dtype_for(r) for r in pool] + [DType.Int8, DType.Float32, DType.E4M3]
+    for _ in range(2):          # the second pass answers from the cache
+        for a in dtypes:
+            for b in dtypes:
+                # an explicit level takes the computation, never the cache
+                assert can_cast(a, b) is can_cast(a, b, "safe"), (a, b)

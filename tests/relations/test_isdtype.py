@@ -160,3 +160,22 @@ def test_bad_arguments(args, exc, match):
 def test_argument_count():
     with pytest.raises(TypeError, match=r"isdtype\(\) takes exactly 2 arguments"):
         isdtype(DType.Int8)
+
+
+def test_kind_names_that_are_not_interned():
+    # The first str equal to a kind name is remembered by identity: every
+    # later one, equal or not, is still compared by its characters.
+    def fresh(text):
+        return "".join(list(text))      # a new, uninterned str
+
+    for _ in range(3):
+        assert isdtype(DType.Float32, fresh("real floating"))
+        assert not isdtype(DType.Float32, fresh("signed integer"))
+        assert isdtype(DType.Int8, fresh("signed integer"))
+        with pytest.raises(ValueError):
+            isdtype(DType.Int8, fresh("real floatin"))
+
+    class Kind(str):
+        pass
+
+    assert isdtype(DType.Bool, Kind("bool")) and not isdtype(DType.Int8, Kind("bool"))

@@ -24,7 +24,22 @@
  */
 #include "relations.h"
 
-#include <math.h>
+#include <string.h>         /* memcpy */
+
+/* 2**e as a double, for 0 <= e (infinity from 1024 on): built from its
+ * bits, cheaper than ldexp in the checks below. */
+static double
+sw_casting_pow2(int e)
+{
+    uint64_t bits = (uint64_t)(e + 1023) << 52;
+    double value;
+
+    if (e >= 1024) {
+        bits = (uint64_t)0x7FF << 52;       /* +inf */
+    }
+    memcpy(&value, &bits, sizeof(value));
+    return value;
+}
 
 /* ---- the value sets ------------------------------------------------------ */
 
@@ -118,13 +133,13 @@ sw_casting_int_in_float(int is_signed, int h, const sw_numeric_format *b)
      * reaches anyway; the spacing check refuses those first.) */
     if (h >= 1
         && (!sw_casting_holds(b, 0, 0) || !sw_casting_holds(b, h - 1, 0)
-            || b->max_finite < ldexp(1.0, h) - 1.0)) {
+            || b->max_finite < sw_casting_pow2(h) - 1.0)) {
         return 0;
     }
     /* The negatives mirror the positives, plus the power of two -(2**h). */
     if (is_signed
         && (!b->is_signed || !sw_casting_holds(b, h, h)
-            || b->max_finite < ldexp(1.0, h))) {
+            || b->max_finite < sw_casting_pow2(h))) {
         return 0;
     }
     return 1;
@@ -143,7 +158,7 @@ sw_casting_float_in_int(const sw_numeric_format *a, int is_signed, int h)
     }
     /* Its values are whole: the largest is below 2**h, the most negative
      * at least -(2**h). */
-    if (!(a->max_finite < ldexp(1.0, h))) {
+    if (!(a->max_finite < sw_casting_pow2(h))) {
         return 0;
     }
     return !a->is_signed || is_signed;
@@ -218,17 +233,59 @@ sw_casting_can(sw_state *st, sw_descriptor *from, sw_descriptor *to,
     }
 }
 
+/* sw_casting_can(st, from, to, SW_CASTING_SAFE), remembered: a cache of
+ * SW_CAST_CACHE_SIZE words, each the relation ids of the pair (31 bits
+ * each), the answer and a valid bit, read and written whole (atomically on
+ * free-threaded builds), so a reader sees a complete entry or another
+ * pair's.  Only pairs whose dtypes both have records are kept: a record is
+ * never replaced, so the answer never changes. */
+int
+sw_casting_safe_cached(sw_state *st, sw_descriptor *from, sw_descriptor *to)
+{
+    uint32_t a = sw_lattice_id_of(from), b = sw_lattice_id_of(to);
+    uint64_t key = ((uint64_t)a << 33) | ((uint64_t)b << 2) | 1u, entry;
+    size_t slot = (size_t)((a * 2654435761u) ^ b) & (SW_CAST_CACHE_SIZE - 1);
+    int safe;
+
+    /* A pair without ids has no entry (id 0 is never in one). */
+#ifdef Py_GIL_DISABLED
+    entry = _Py_atomic_load_uint64_relaxed(&st->cast_cache[slot]);
+#else
+    entry = st->cast_cache[slot];
+#endif
+    if (a != 0 && b != 0 && (entry & ~(uint64_t)2) == key) {
+        return (int)((entry >> 1) & 1);
+    }
+    safe = sw_casting_can(st, from, to, SW_CASTING_SAFE);
+    if (from->kind != SW_KIND_SIMPLE || to->kind != SW_KIND_SIMPLE
+        || sw_numinfo_format_of(from) == NULL || sw_numinfo_format_of(to) == NULL) {
+        return safe;            /* a record may still come: not kept */
+    }
+    if (a == 0 || b == 0) {
+        /* Ids for the next call. */
+        if (sw_relations_assign_id(st, from) < 0
+            || sw_relations_assign_id(st, to) < 0) {
+            PyErr_Clear();      /* ids ran out: answer without the cache */
+        }
+        return safe;
+    }
+#ifdef Py_GIL_DISABLED
+    _Py_atomic_store_uint64_relaxed(&st->cast_cache[slot], key | ((uint64_t)safe << 1));
+#else
+    st->cast_cache[slot] = key | ((uint64_t)safe << 1);
+#endif
+    return safe;
+}
+
 /* The casting level `level` (any str) as an sw_casting, or -1 with
  * TypeError or ValueError. */
 static int
 sw_casting_level(sw_state *st, PyObject *level)
 {
-    int i;
+    int i = sw_relations_match(st, level, SW_RELNAME_CASTING, SW_CASTING_COUNT);
 
-    for (i = 0; i < SW_CASTING_COUNT; i++) {
-        if (level == st->relation_names[SW_RELNAME_CASTING + i]) {
-            return i;
-        }
+    if (i >= 0) {
+        return i - SW_RELNAME_CASTING;
     }
     if (!PyUnicode_Check(level)) {
         PyErr_Format(PyExc_TypeError,
@@ -236,11 +293,6 @@ sw_casting_level(sw_state *st, PyObject *level)
                      "'safe', 'same_kind' and 'unsafe', got an object of type "
                      "%.200s", Py_TYPE(level)->tp_name);
         return -1;
-    }
-    for (i = 0; i < SW_CASTING_COUNT; i++) {
-        if (PyUnicode_Compare(level, st->relation_names[SW_RELNAME_CASTING + i]) == 0) {
-            return i;
-        }
     }
     level = sw_exact_str(level);    /* a repr of our own, not the subclass's */
     if (level != NULL) {
@@ -262,6 +314,15 @@ sw_casting_can_cast(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     int casting = SW_CASTING_SAFE;
     Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
 
+    /* The usual call: two registered descriptors, the default level. */
+    if (nargs == 2 && nkw == 0) {
+        from = sw_relations_registered(st, args[0]);
+        to = sw_relations_registered(st, args[1]);
+        if (from != NULL && to != NULL) {
+            return Py_NewRef(sw_casting_safe_cached(st, from, to)
+                             ? Py_True : Py_False);
+        }
+    }
     if (sw_state_check(st) < 0) {
         return NULL;
     }

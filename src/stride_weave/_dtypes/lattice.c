@@ -87,39 +87,6 @@ sw_lattice_work_free(sw_lattice_work *w)
     PyMem_Free(w->local);
 }
 
-/* ---- relation ids ------------------------------------------------------------ */
-
-/* Give `d` a relation id if it has none: 0, or -1 with an exception. */
-static int
-sw_lattice_assign_id(sw_state *st, sw_descriptor *d)
-{
-    uint32_t id;
-
-    if (sw_lattice_id_of(d) != 0) {
-        return 0;
-    }
-#ifdef Py_GIL_DISABLED
-    id = _Py_atomic_add_uint32(&st->relation_ids, 1) + 1;
-#else
-    id = ++st->relation_ids;
-#endif
-    if (id == 0 || id >= UINT32_MAX / 2) {
-        PyErr_SetString(PyExc_OverflowError,
-                        "too many dtypes have taken part in promotion lattices");
-        return -1;
-    }
-#ifdef Py_GIL_DISABLED
-    {
-        uint32_t expected = 0;
-        /* Another thread may have given it one meanwhile: theirs stands. */
-        (void)_Py_atomic_compare_exchange_uint32(&d->relation_id, &expected, id);
-    }
-#else
-    d->relation_id = id;
-#endif
-    return 0;
-}
-
 /* ---- checking edges ---------------------------------------------------------- */
 
 /* `edges` (any iterable of (lower, upper) pairs) as a new tuple of
@@ -671,7 +638,7 @@ sw_lattice_build(sw_state *st, sw_lattice *base, PyObject *edges, int lossy,
         for (end = 0; end < 2; end++) {
             sw_descriptor *d = (sw_descriptor *)PyTuple_GET_ITEM(
                 PyTuple_GET_ITEM(edges, i), end);
-            if (sw_lattice_assign_id(st, d) < 0) {
+            if (sw_relations_assign_id(st, d) < 0) {
                 return NULL;
             }
             if (sw_lattice_id_of(d) >= id_count) {
@@ -787,11 +754,8 @@ sw_lattice_defaults_arg(sw_state *st, PyObject *mapping, PyObject **out)
         PyObject *key = PyTuple_GET_ITEM(pair, 0), *value = PyTuple_GET_ITEM(pair, 1);
         sw_descriptor *d;
 
-        for (s = 0; s < SW_SCALAR_COUNT && PyUnicode_Check(key); s++) {
-            if (PyUnicode_Compare(key, st->relation_names[SW_RELNAME_SCALAR + s]) == 0) {
-                break;
-            }
-        }
+        s = sw_relations_match(st, key, SW_RELNAME_SCALAR, SW_SCALAR_COUNT);
+        s = s < 0 ? SW_SCALAR_COUNT : s - SW_RELNAME_SCALAR;
         if (!PyUnicode_Check(key)) {
             PyErr_Format(PyExc_TypeError,
                          "%s: scalar_defaults keys must be 'bool', 'int', "

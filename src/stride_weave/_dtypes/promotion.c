@@ -230,13 +230,11 @@ sw_promotion_result_type(sw_state *st, sw_lattice *lat, PyObject *const *args,
     for (i = 0; i < nargs; i++) {
         PyObject *arg = args[i];
 
-        if (PyObject_TypeCheck(arg, st->base_type)) {
-            sw_descriptor *d = sw_relations_arg(st, arg, func, "an operand");
+        sw_descriptor *d = sw_relations_registered(st, arg);
+
+        if (d != NULL) {
             PyObject *join;
 
-            if (d == NULL) {
-                return NULL;
-            }
             if (acc == NULL) {
                 acc = d;
                 continue;
@@ -247,6 +245,10 @@ sw_promotion_result_type(sw_state *st, sw_lattice *lat, PyObject *const *args,
             }
             acc = (sw_descriptor *)join;
             continue;
+        }
+        if (Py_IS_TYPE((PyObject *)Py_TYPE(arg), st->meta_type)) {
+            /* a descriptor object that is not registered */
+            return (PyObject *)sw_relations_arg_error(st, arg, func, "an operand");
         }
         kind = sw_promotion_scalar(arg, i, func);
         if (kind == -2) {
@@ -428,18 +430,15 @@ sw_promotion_promote_types(PyObject *module, PyObject *const *args,
     sw_lattice *lat;
 
     /* The usual call: two registered descriptors that have a join, in two
-     * type checks and two array reads. */
+     * type checks and a few array reads. */
     if (nargs == 2) {
+        sw_descriptor *a = sw_relations_registered(st, args[0]);
+        sw_descriptor *b = sw_relations_registered(st, args[1]);
+
         lat = (sw_lattice *)SW_LOAD_PTR(st->default_lattice);
-        if (lat != NULL && PyObject_TypeCheck(args[0], st->base_type)
-            && PyObject_TypeCheck(args[1], st->base_type)) {
-            sw_descriptor *a = (sw_descriptor *)args[0];
-            PyObject *join = sw_lattice_join(lat, a, (sw_descriptor *)args[1]);
-            /* A dtype in a lattice is registered; a dtype with itself must
-             * be checked. */
-            if (join != NULL
-                && (args[0] != args[1]
-                    || SW_LOAD_FLAG(a->build_state) == SW_FINISHED)) {
+        if (lat != NULL && a != NULL && b != NULL) {
+            PyObject *join = sw_lattice_join(lat, a, b);
+            if (join != NULL) {
                 return Py_NewRef(join);
             }
         }
@@ -460,8 +459,24 @@ sw_promotion_result_type_fn(PyObject *module, PyObject *const *args,
                             Py_ssize_t nargs)
 {
     sw_state *st = sw_state_of_module(module);
-    sw_lattice *lat = sw_promotion_default(st);
+    sw_lattice *lat = (sw_lattice *)SW_LOAD_PTR(st->default_lattice);
+    sw_descriptor *acc;
+    Py_ssize_t i;
 
+    /* The usual call: registered dtypes that have a join, folded without
+     * a function call per operand.  Anything else (scalars, errors) takes
+     * the full path. */
+    if (lat != NULL && nargs > 0) {
+        acc = sw_relations_registered(st, args[0]);
+        for (i = 1; acc != NULL && i < nargs; i++) {
+            sw_descriptor *d = sw_relations_registered(st, args[i]);
+            acc = d != NULL ? (sw_descriptor *)sw_lattice_join(lat, acc, d) : NULL;
+        }
+        if (acc != NULL) {
+            return Py_NewRef((PyObject *)acc);
+        }
+    }
+    lat = sw_promotion_default(st);
     return lat ? sw_promotion_result_type(st, lat, args, nargs, "result_type")
                : NULL;
 }

@@ -70,63 +70,119 @@ sw_relations_init(PyObject *module, sw_state *st)
 /* ---- arguments ----------------------------------------------------------- */
 
 sw_descriptor *
-sw_relations_arg(sw_state *st, PyObject *obj, const char *func, const char *arg)
+sw_relations_arg_error(sw_state *st, PyObject *obj, const char *func,
+                       const char *arg)
 {
-    sw_descriptor *d;
-
-    if (!PyObject_TypeCheck(obj, st->base_type)) {
+    if (!Py_IS_TYPE((PyObject *)Py_TYPE(obj), st->meta_type)) {
         /* The type's name, not the object's repr: a repr is user code. */
         PyErr_Format(PyExc_TypeError, "%s: %s must be a registered DType, got "
                      "an object of type %.200s", func, arg,
                      Py_TYPE(obj)->tp_name);
-        return NULL;
     }
-    d = (sw_descriptor *)obj;
-    if (SW_LOAD_FLAG(d->build_state) != SW_FINISHED) {
+    else {
         PyErr_Format(PyExc_ValueError,
                      "%s: %s must be a registered DType, got a descriptor "
                      "object that is not registered (under construction or "
                      "rejected)", func, arg);
-        return NULL;
     }
-    return d;
+    return NULL;
+}
+
+/* Keep `name`, an exact str equal to relation name i, as that name's
+ * alias (once: an alias is never replaced, so a pointer compared with it
+ * always belongs to a live str of the same text). */
+static void
+sw_relations_keep_alias(sw_state *st, PyObject *name, int i)
+{
+    if (!PyUnicode_CheckExact(name) || SW_LOAD_PTR(st->relation_aliases[i]) != NULL) {
+        return;
+    }
+    Py_INCREF(name);
+#ifdef Py_GIL_DISABLED
+    {
+        void *expected = NULL;
+        if (!_Py_atomic_compare_exchange_ptr(&st->relation_aliases[i], &expected,
+                                             name)) {
+            Py_DECREF(name);    /* another thread's stands; ours lives on */
+        }
+    }
+#else
+    st->relation_aliases[i] = name;
+#endif
+}
+
+int
+sw_relations_match(sw_state *st, PyObject *name, int first, int count)
+{
+    Py_ssize_t length;
+    int i = sw_relations_match_identity(st, name, first, count);
+
+    if (i >= 0) {
+        return i;
+    }
+    /* Every name is ASCII (and compact once interned): any other str with
+     * the same characters is ASCII too, held in one byte per character. */
+    if (!PyUnicode_Check(name) || !PyUnicode_IS_ASCII(name)) {
+        return -1;
+    }
+    length = PyUnicode_GET_LENGTH(name);
+    for (i = first; i < first + count; i++) {
+        PyObject *known = st->relation_names[i];
+        if (PyUnicode_GET_LENGTH(known) == length
+            && memcmp(PyUnicode_1BYTE_DATA(name), PyUnicode_1BYTE_DATA(known),
+                      (size_t)length) == 0) {
+            /* A literal in the caller's code is the same object at every
+             * call: the next one matches by identity. */
+            sw_relations_keep_alias(st, name, i);
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* ---- relation ids ---------------------------------------------------------- */
+
+/* Give `d` a relation id if it has none: 0, or -1 with OverflowError.  Ids
+ * fit in 31 bits (the cache of casts packs two in a word). */
+int
+sw_relations_assign_id(sw_state *st, sw_descriptor *d)
+{
+    uint32_t id;
+
+    if (sw_lattice_id_of(d) != 0) {
+        return 0;
+    }
+#ifdef Py_GIL_DISABLED
+    id = _Py_atomic_add_uint32(&st->relation_ids, 1) + 1;
+#else
+    id = ++st->relation_ids;
+#endif
+    if (id == 0 || id >= (1u << 31)) {
+        PyErr_SetString(PyExc_OverflowError,
+                        "too many dtypes have taken part in kinds, casts and "
+                        "promotion lattices");
+        return -1;
+    }
+#ifdef Py_GIL_DISABLED
+    {
+        uint32_t expected = 0;
+        /* Another thread may have given it one meanwhile: theirs stands. */
+        (void)_Py_atomic_compare_exchange_uint32(&d->relation_id, &expected, id);
+    }
+#else
+    d->relation_id = id;
+#endif
+    return 0;
 }
 
 /* ---- kinds ----------------------------------------------------------------- */
 
-/* The kinds of the record `f`. */
-static unsigned int
-sw_relations_record_kinds(const sw_numeric_format *f)
-{
-    switch (f->kind) {
-    case SW_NUM_BOOL:
-        return SW_KINDS_BOOL;
-    case SW_NUM_INT:
-        return (f->is_signed ? SW_KINDS_SIGNED : SW_KINDS_UNSIGNED)
-               | SW_KINDS_INTEGRAL | SW_KINDS_NUMERIC;
-    case SW_NUM_FLOAT:
-        return SW_KINDS_REAL | SW_KINDS_NUMERIC;
-    case SW_NUM_COMPLEX:
-        return SW_KINDS_COMPLEX | SW_KINDS_NUMERIC;
-    }
-    return 0;
-}
-
-/* Every Array API kind `d` belongs to, as SW_KINDS_* bits.  Runs no
- * Python code. */
+/* The kinds of `d` without a record (a category, a simple dtype without
+ * one, a compound or block-scaled dtype): from its place in the
+ * hierarchy. */
 unsigned int
-sw_relations_kinds_of(sw_state *st, sw_descriptor *d)
+sw_relations_category_kinds(sw_state *st, sw_descriptor *d)
 {
-    const sw_numeric_format *f = NULL;
-
-    if (d->kind == SW_KIND_SIMPLE) {
-        f = sw_numinfo_format_of(d);
-    }
-    if (f != NULL) {
-        return sw_relations_record_kinds(f);
-    }
-    /* A category, a simple dtype without a record, a compound or a
-     * block-scaled dtype: its place in the hierarchy. */
     if (sw_descriptor_reaches(d, st->kind_categories[0])) {
         return SW_KINDS_INTEGRAL | SW_KINDS_NUMERIC;
     }
@@ -163,25 +219,13 @@ sw_relations_rank(sw_state *st, sw_descriptor *d)
 }
 
 /* The SW_KINDS_* bit of the kind name `name` (any str), or 0 when it is
- * not one.  Interned names match by identity; any other str (a subclass
- * included) by its characters, without calling its methods. */
+ * not one. */
 static unsigned int
 sw_relations_kind_bit(sw_state *st, PyObject *name)
 {
-    int i;
+    int i = sw_relations_match(st, name, SW_RELNAME_KIND, SW_KINDS_COUNT);
 
-    for (i = 0; i < SW_KINDS_COUNT; i++) {
-        if (name == st->relation_names[SW_RELNAME_KIND + i]) {
-            return 1u << i;
-        }
-    }
-    for (i = 0; i < SW_KINDS_COUNT; i++) {
-        /* Both are str: compares code points, runs no Python code. */
-        if (PyUnicode_Compare(name, st->relation_names[SW_RELNAME_KIND + i]) == 0) {
-            return 1u << i;
-        }
-    }
-    return 0;
+    return i < 0 ? 0 : 1u << (i - SW_RELNAME_KIND);
 }
 
 /* Whether `d` is of the kind `kind` (one name or DType, not a tuple):
@@ -207,7 +251,7 @@ sw_relations_is_one(sw_state *st, sw_descriptor *d, PyObject *kind)
         }
         return (sw_relations_kinds_of(st, d) & bit) != 0;
     }
-    if (PyObject_TypeCheck(kind, st->base_type)) {
+    if (Py_IS_TYPE((PyObject *)Py_TYPE(kind), st->meta_type)) {
         k = sw_relations_arg(st, kind, "isdtype", "kind");
         if (k == NULL) {
             return -1;
@@ -236,6 +280,16 @@ sw_relations_isdtype(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_Format(PyExc_TypeError,
                      "isdtype() takes exactly 2 arguments (%zd given)", nargs);
         return NULL;
+    }
+    /* The usual call: a registered dtype and a kind name seen before. */
+    d = sw_relations_registered(st, args[0]);
+    if (d != NULL) {
+        int i = sw_relations_match_identity(st, args[1], SW_RELNAME_KIND,
+                                            SW_KINDS_COUNT);
+        if (i >= 0) {
+            return Py_NewRef(sw_relations_kinds_of(st, d) & (1u << (i - SW_RELNAME_KIND))
+                             ? Py_True : Py_False);
+        }
     }
     if (sw_state_check(st) < 0) {
         return NULL;

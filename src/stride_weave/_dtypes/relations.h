@@ -63,29 +63,108 @@ typedef enum {
     SW_CASTING_COUNT,
 } sw_casting;
 
+/* The relation id of `d`: its index in promotion lattices and the cache
+ * of casts, given once when first needed (0: not yet). */
+static inline uint32_t
+sw_lattice_id_of(sw_descriptor *d)
+{
+#ifdef Py_GIL_DISABLED
+    return _Py_atomic_load_uint32_relaxed(&d->relation_id);
+#else
+    return d->relation_id;
+#endif
+}
+
 /* `obj` as a registered descriptor of `st`'s graph (borrowed), else NULL
- * without an exception. */
+ * without an exception.  Every class whose metaclass is this graph's
+ * DTypeMeta (which cannot be subclassed) lays its instances out as
+ * sw_descriptor, so two loads decide it. */
 static inline sw_descriptor *
 sw_relations_registered(sw_state *st, PyObject *obj)
 {
     sw_descriptor *d;
 
-    if (!PyObject_TypeCheck(obj, st->base_type)) {
+    if (!Py_IS_TYPE((PyObject *)Py_TYPE(obj), st->meta_type)) {
         return NULL;
     }
     d = (sw_descriptor *)obj;
     return SW_LOAD_FLAG(d->build_state) == SW_FINISHED ? d : NULL;
 }
 
-/* The same, or NULL with TypeError (not a descriptor) or ValueError (a
- * descriptor object that is not registered) naming `func` and `arg`. */
-sw_descriptor *sw_relations_arg(sw_state *st, PyObject *obj, const char *func,
-                                const char *arg);
+/* The error of sw_relations_arg (relations.c): NULL with TypeError (not a
+ * descriptor) or ValueError (a descriptor object that is not registered)
+ * naming `func` and `arg`. */
+sw_descriptor *sw_relations_arg_error(sw_state *st, PyObject *obj,
+                                      const char *func, const char *arg);
+
+/* `obj` as a registered descriptor (borrowed), or NULL with an exception
+ * naming `func` and `arg`. */
+static inline sw_descriptor *
+sw_relations_arg(sw_state *st, PyObject *obj, const char *func, const char *arg)
+{
+    sw_descriptor *d = sw_relations_registered(st, obj);
+
+    return d != NULL ? d : sw_relations_arg_error(st, obj, func, arg);
+}
+
+/* The index i in [first, first + count) of st->relation_names whose text
+ * `name` (any str) spells, or -1.  By identity first, then by length and
+ * bytes: a str subclass's methods never run. */
+int sw_relations_match(sw_state *st, PyObject *name, int first, int count);
+
+/* The index of `name` among st->relation_names[first, first + count) by
+ * identity alone (the interned names and the first other exact str found
+ * equal to each, kept as its alias), or -1.  Runs no Python code. */
+static inline int
+sw_relations_match_identity(sw_state *st, PyObject *name, int first, int count)
+{
+    int i;
+
+    for (i = first; i < first + count; i++) {
+        if (name == st->relation_names[i]
+            || name == SW_LOAD_PTR(st->relation_aliases[i])) {
+            return i;
+        }
+    }
+    return -1;
+}
 
 int sw_relations_init(PyObject *module, sw_state *st);
+int sw_relations_assign_id(sw_state *st, sw_descriptor *d);
 extern PyMethodDef sw_relations_methods[];
-unsigned int sw_relations_kinds_of(sw_state *st, sw_descriptor *d);
+unsigned int sw_relations_category_kinds(sw_state *st, sw_descriptor *d);
 int sw_relations_rank(sw_state *st, sw_descriptor *d);
+
+/* The kinds of a numeric record. */
+static inline unsigned int
+sw_relations_record_kinds(const sw_numeric_format *f)
+{
+    switch (f->kind) {
+    case SW_NUM_BOOL:
+        return SW_KINDS_BOOL;
+    case SW_NUM_INT:
+        return (f->is_signed ? SW_KINDS_SIGNED : SW_KINDS_UNSIGNED)
+               | SW_KINDS_INTEGRAL | SW_KINDS_NUMERIC;
+    case SW_NUM_FLOAT:
+        return SW_KINDS_REAL | SW_KINDS_NUMERIC;
+    case SW_NUM_COMPLEX:
+        return SW_KINDS_COMPLEX | SW_KINDS_NUMERIC;
+    }
+    return 0;
+}
+
+/* Every Array API kind `d` belongs to, as SW_KINDS_* bits: from its
+ * record where it has one, else from its category.  Runs no Python
+ * code. */
+static inline unsigned int
+sw_relations_kinds_of(sw_state *st, sw_descriptor *d)
+{
+    const sw_numeric_format *f =
+        d->kind == SW_KIND_SIMPLE ? sw_numinfo_format_of(d) : NULL;
+
+    return f != NULL ? sw_relations_record_kinds(f)
+                     : sw_relations_category_kinds(st, d);
+}
 
 /* ---- casting (casting.c) --------------------------------------------------- */
 
@@ -93,6 +172,7 @@ int sw_casting_formats_safe(const sw_numeric_format *from,
                             const sw_numeric_format *to);
 int sw_casting_can(sw_state *st, sw_descriptor *from, sw_descriptor *to,
                    int casting);
+int sw_casting_safe_cached(sw_state *st, sw_descriptor *from, sw_descriptor *to);
 extern PyMethodDef sw_casting_methods[];
 
 /* ---- lattices (lattice.c) -------------------------------------------------- */
@@ -132,17 +212,6 @@ typedef struct sw_lattice {
 } sw_lattice;
 
 int sw_lattice_create_type(PyObject *module, sw_state *st);
-
-/* The relation id of `d` (0: in no lattice yet). */
-static inline uint32_t
-sw_lattice_id_of(sw_descriptor *d)
-{
-#ifdef Py_GIL_DISABLED
-    return _Py_atomic_load_uint32_relaxed(&d->relation_id);
-#else
-    return d->relation_id;
-#endif
-}
 
 /* The index of `d` in `lat`, or SW_LATTICE_NONE.  Runs no Python code. */
 static inline unsigned int

@@ -124,6 +124,7 @@ static const sw_state_field sw_state_fields[] = {
     {offsetof(sw_state, default_lattice), 1, 0},
     {offsetof(sw_state, kind_categories), 2, 0},
     {offsetof(sw_state, relation_names), SW_RELATION_NAMES, 0},
+    {offsetof(sw_state, relation_aliases), SW_RELATION_NAMES, 0},
     {offsetof(sw_state, promotion_error), 1, 0},
     {offsetof(sw_state, lattice_type), 1, 0},
     {offsetof(sw_state, type_checks), 2, 0},

@@ -46,6 +46,8 @@ typedef enum {
 
 /* How many names the relations intern (relations.h, sw_relname). */
 #define SW_RELATION_NAMES 16
+/* Entries of the cache of safe casts (casting.c), a power of two. */
+#define SW_CAST_CACHE_SIZE 1024
 
 typedef struct sw_state {
     PyTypeObject *meta_type;        /* DTypeMeta */
@@ -102,7 +104,14 @@ typedef struct sw_state {
                                        replaced alive (promotion.c) */
     PyObject *kind_categories[2];   /* DType.Integer and DType.Floating */
     PyObject *relation_names[SW_RELATION_NAMES];    /* interned (sw_relname) */
+    PyObject *relation_aliases[SW_RELATION_NAMES];  /* for each, the first
+                                                       other exact str seen
+                                                       equal to it, or NULL;
+                                                       set once */
     uint32_t relation_ids;          /* the last relation id handed out */
+    uint64_t cast_cache[SW_CAST_CACHE_SIZE];    /* safe casts between dtypes
+                                                   with records, by relation
+                                                   ids (casting.c) */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
     struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
