@@ -121,37 +121,32 @@ def stride_weave(question, a, b):
 
 # --- the other libraries -------------------------------------------------------
 
+def _ask_numpy_like(np_like, dt, question, a, b):
+    """The answer of numpy or jax.numpy (the same three functions), with
+    `dt` making their dtype of a name."""
+    try:
+        if question == "promote_types":
+            return np_like.promote_types(dt(a), dt(b)).name
+        if question == "can_cast":
+            return str(bool(np_like.can_cast(dt(a), dt(b), "safe")))
+        return np_like.result_type(dt(a), b).name
+    except (TypeError, ValueError, OverflowError):
+        return ERROR
+
+
 def numpy(question, a, b):
     import ml_dtypes  # noqa: F401  (registers its types with numpy)
     import numpy as np
 
-    def dt(name):
-        return np.dtype(getattr(ml_dtypes, name, None) or name)
-
-    try:
-        if question == "promote_types":
-            return np.promote_types(dt(a), dt(b)).name
-        if question == "can_cast":
-            return str(bool(np.can_cast(dt(a), dt(b), "safe")))
-        return np.result_type(dt(a), b).name
-    except (TypeError, ValueError, OverflowError):
-        return ERROR
+    return _ask_numpy_like(
+        np, lambda name: np.dtype(getattr(ml_dtypes, name, None) or name),
+        question, a, b)
 
 
 def jax(question, a, b):
     import jax.numpy as jnp
 
-    def dt(name):
-        return jnp.dtype(name)
-
-    try:
-        if question == "promote_types":
-            return jnp.promote_types(dt(a), dt(b)).name
-        if question == "can_cast":
-            return str(bool(jnp.can_cast(dt(a), dt(b), "safe")))
-        return jnp.result_type(dt(a), b).name
-    except (TypeError, ValueError, OverflowError):
-        return ERROR
+    return _ask_numpy_like(jnp, jnp.dtype, question, a, b)
 
 
 def torch(question, a, b):

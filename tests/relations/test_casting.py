@@ -54,7 +54,7 @@ def test_safe_is_exactly_value_inclusion_for_every_pair_up_to_16_bits(formats):
         if can_cast(a, b) is not va.within(vb):
             wrong.append((la, lb, can_cast(a, b)))
     assert wrong == []
-    assert len(formats) ** 2 >= 25 ** 2
+    assert len(formats) >= 21       # numpy's, and ml_dtypes 0.5's at least
 
 
 # Records with random parameters: every value they describe, enumerated from

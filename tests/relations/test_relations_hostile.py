@@ -10,6 +10,8 @@ declare edges in the middle of a declaration (in a child process: a crash
 there is a failed test, not a dead suite).  None of their methods runs,
 each answer is the one the values give, and the lattice stays consistent.
 """
+import sys
+
 import pytest
 
 from support import child_report, unique_name
@@ -188,16 +190,24 @@ outer = ints(40)
 inner = ints(40)
 pending = list(zip(inner, inner[1:]))
 done = []
-outer_running = [False]
+outer_running = [None]
 mid_declaration = []
 
 def declare_one(*_):
     if pending:
         edge = pending.pop()
-        if outer_running[0]:
+        outer = outer_running[0]
+        # inside the outer declaration: it is running, and not published
+        if outer and promote_types_or_none(*outer) is None:
             mid_declaration.append(edge)
         declare_promotions((edge,))
         done.append(edge)
+
+def promote_types_or_none(a, b):
+    try:
+        return promote_types(a, b)
+    except TypeError:
+        return None
 
 class Finalized:
     def __init__(self):
@@ -224,9 +234,9 @@ for i, (lower, upper) in enumerate(zip(outer, outer[1:])):
     edges = ((lower, upper),)
     gc.set_threshold(gc.get_count()[0] + i % 4)
     gc.enable()
-    outer_running[0] = True
+    outer_running[0] = (lower, upper)
     declare_promotions(edges)
-    outer_running[0] = False
+    outer_running[0] = None
     gc.disable()
 gc.enable()
 gc.set_threshold(700, 10, 10)
@@ -246,5 +256,8 @@ def test_declarations_reentered_from_collections_and_callbacks():
 
     report = child_report(REENTRY, TESTS_ROOT)
     assert report["reentered"] > 0
-    # a declaration ran while another was allocating its new lattice
-    assert report["mid_declaration"] > 0
+    if sys.version_info < (3, 12):
+        # A declaration ran while another was allocating its new lattice.
+        # (From 3.12 on, a collection waits for the interpreter's next
+        # check between bytecodes: it no longer runs inside a C function.)
+        assert report["mid_declaration"] > 0

@@ -166,8 +166,10 @@ def ground_truth_formats():
         ("uint4", F.UInt4, ml_dtypes.uint4, 4),
     ]
     for label, (record, bits) in ML_DTYPES_EXTRAS.items():
-        d = extension_with_record(f"GroundTruth_{label}", record)
-        table.append((label, d, getattr(ml_dtypes, label), bits))
+        np_type = getattr(ml_dtypes, label, None)     # newer ml_dtypes only
+        if np_type is not None:
+            d = extension_with_record(f"GroundTruth_{label}", record)
+            table.append((label, d, np_type, bits))
     return table
 
 

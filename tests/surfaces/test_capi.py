@@ -1258,6 +1258,42 @@ def test_promote_types_returns_a_new_reference(probe):
     assert (during, after) == (before + 50, before)
 
 
+def _module_tail(name, methods):
+    """C source that makes a module `name` of the C functions `methods`
+    ({python name: C function}, METH_VARARGS or METH_NOARGS by name), which
+    imports the C API in its exec slot and runs without the GIL."""
+    entries = "".join(
+        f'    {{"{py}", {c}, {"METH_NOARGS" if py == "check" else "METH_VARARGS"}, NULL}},\n'
+        for py, c in methods.items())
+    return textwrap.dedent("""
+        static PyMethodDef methods[] = {
+        %s    {NULL, NULL, 0, NULL}};
+
+        static int
+        exec_module(PyObject *module)
+        {
+            (void)module;
+            return SW_DTypes_Import();
+        }
+
+        static PyModuleDef_Slot slots[] = {
+            {Py_mod_exec, exec_module},
+        #ifdef Py_GIL_DISABLED
+            {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+        #endif
+            {0, NULL}};
+
+        static PyModuleDef def = {PyModuleDef_HEAD_INIT, .m_name = "%s",
+                                  .m_methods = methods, .m_slots = slots};
+
+        PyMODINIT_FUNC
+        PyInit_%s(void)
+        {
+            return PyModuleDef_Init(&def);
+        }
+        """) % (entries, name, name)
+
+
 def _version_2_header():
     """The header as a version-2 consumer was compiled against: the table
     only grows at its end, so it is this header without the version-3
@@ -1297,33 +1333,7 @@ def test_a_version_2_consumer_keeps_working(tmp_path):
             return Py_BuildValue("(inii)", SW_DTypesAPI->api_version,
                                  SW_DType_Bits(SW_DTypesAPI->Int8), code, bits);
         }
-
-        static PyMethodDef methods[] = {
-            {"check", check, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
-
-        static int
-        exec_module(PyObject *module)
-        {
-            (void)module;
-            return SW_DTypes_Import();
-        }
-
-        static PyModuleDef_Slot slots[] = {
-            {Py_mod_exec, exec_module},
-        #ifdef Py_GIL_DISABLED
-            {Py_mod_gil, Py_MOD_GIL_NOT_USED},
-        #endif
-            {0, NULL}};
-
-        static PyModuleDef def = {PyModuleDef_HEAD_INIT, .m_name = "swold",
-                                  .m_methods = methods, .m_slots = slots};
-
-        PyMODINIT_FUNC
-        PyInit_swold(void)
-        {
-            return PyModuleDef_Init(&def);
-        }
-        """))
+        """) + _module_tail("swold", {"check": "check"}))
     (tmp_path / "setup.py").write_text(textwrap.dedent("""\
         from setuptools import Extension, setup
         setup(name="swold", ext_modules=[Extension(
@@ -1377,35 +1387,8 @@ def test_docs_relations_example_builds_and_runs(tmp_path):
             r = fits_exactly(a, b);
             return r < 0 ? NULL : PyBool_FromLong(r);
         }
-
-        static PyMethodDef methods[] = {
-            {"compute_dtype", py_compute_dtype, METH_VARARGS, NULL},
-            {"fits_exactly", py_fits_exactly, METH_VARARGS, NULL},
-            {NULL, NULL, 0, NULL}};
-
-        static int
-        exec_module(PyObject *module)
-        {
-            (void)module;
-            return SW_DTypes_Import();
-        }
-
-        static PyModuleDef_Slot slots[] = {
-            {Py_mod_exec, exec_module},
-        #ifdef Py_GIL_DISABLED
-            {Py_mod_gil, Py_MOD_GIL_NOT_USED},
-        #endif
-            {0, NULL}};
-
-        static PyModuleDef def = {PyModuleDef_HEAD_INIT, .m_name = "swrel",
-                                  .m_methods = methods, .m_slots = slots};
-
-        PyMODINIT_FUNC
-        PyInit_swrel(void)
-        {
-            return PyModuleDef_Init(&def);
-        }
-        """)
+        """) + _module_tail("swrel", {"compute_dtype": "py_compute_dtype",
+                                      "fits_exactly": "py_fits_exactly"})
     (tmp_path / "swrel.c").write_text(source, encoding="utf-8")
     (tmp_path / "setup.py").write_text(textwrap.dedent("""\
         import stride_weave

@@ -497,14 +497,8 @@ sw_capi_promote_types(PyObject *a, PyObject *b)
         return NULL;
     }
     st = sw_state_of_type(Py_TYPE(da));
-    if (sw_state_check(st) < 0) {
-        return NULL;
-    }
-    /* Never freed before the graph (promotion.c). */
-    lat = (sw_lattice *)SW_LOAD_PTR(st->default_lattice);
+    lat = st != NULL ? sw_promotion_default(st) : NULL;    /* borrowed */
     if (lat == NULL) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "the stride_weave descriptor graph was finalized");
         return NULL;
     }
     return sw_promotion_promote(st, lat, a, b, func);

@@ -303,7 +303,7 @@ sw_promotion_result_type(sw_state *st, sw_lattice *lat, PyObject *const *args,
 
 /* The current default lattice (borrowed: never freed before the graph),
  * or NULL with RuntimeError after the graph was finalized. */
-static sw_lattice *
+sw_lattice *
 sw_promotion_default(sw_state *st)
 {
     sw_lattice *lat;

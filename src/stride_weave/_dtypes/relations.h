@@ -251,6 +251,7 @@ PyObject *sw_lattice_edges_arg(PyObject *edges, const char *func);
 /* ---- promotion (promotion.c) ----------------------------------------------- */
 
 int sw_promotion_init(PyObject *module, sw_state *st);
+sw_lattice *sw_promotion_default(sw_state *st);
 extern PyMethodDef sw_promotion_methods[];
 const char *sw_promotion_exclusion(sw_state *st, sw_descriptor *d);
 PyObject *sw_promotion_promote(sw_state *st, sw_lattice *lat, PyObject *a,
