@@ -75,6 +75,13 @@ def test_same_block_scaled_structure_under_different_names_has_one_winner():
                       "losers": ROUNDS * (THREADS - 1)}
 
 
+def test_declarations_race_lookups_of_the_promotion_lattice():
+    counts = run_scenario("promotions")
+    writers = min(4, THREADS // 2)
+    assert counts["declared"] == ROUNDS * writers * 4
+    assert counts["reader_passes"] >= ROUNDS * (THREADS - writers)
+
+
 def test_the_invariant_checker_reports_a_snapshot_that_is_not_a_prefix():
     """The checker is not blind: the previous snapshot it holds, reversed, is
     not a prefix of the current one, and check() says so."""
