@@ -61,7 +61,7 @@ def test_readers_see_before_or_after_and_no_declaration_is_lost(fast_switching):
     pairs = [(c[i], c[j]) for c in chains for i in range(CHAIN) for j in range(i + 1, CHAIN)]
     done = threading.Event()
     seen_wrong = []
-    snapshots = []
+    snapshots = []      # one list per reader: in the order it took them
 
     def writer(c):
         def run():
@@ -70,8 +70,10 @@ def test_readers_see_before_or_after_and_no_declaration_is_lost(fast_switching):
         return run
 
     def reader():
+        mine = []
+        snapshots.append(mine)
         while not done.is_set():
-            snapshots.append(default_lattice())
+            mine.append(default_lattice())
             for a, b in pairs[::7]:
                 got = join_or_none(promote_types, a, b)
                 if got is not None and got is not b:
@@ -87,13 +89,15 @@ def test_readers_see_before_or_after_and_no_declaration_is_lost(fast_switching):
     assert seen_wrong == []
     for a, b in pairs:
         assert promote_types(a, b) is b          # every declaration landed
-    # snapshots only grow: what one defines, every later one defines alike
-    for earlier, later in zip(snapshots, snapshots[1:]):
-        for a in earlier.dtypes[::5]:
-            for b in earlier.dtypes[::5]:
-                result = join_or_none(earlier.promote_types, a, b)
-                if result is not None and earlier is not later:
-                    assert later.promote_types(a, b) is result
+    # snapshots only grow: what one defines, every later one a reader took
+    # defines alike
+    for taken in snapshots:
+        for earlier, later in zip(taken, taken[1:]):
+            for a in earlier.dtypes[::5]:
+                for b in earlier.dtypes[::5]:
+                    result = join_or_none(earlier.promote_types, a, b)
+                    if result is not None and earlier is not later:
+                        assert later.promote_types(a, b) is result
 
 
 def test_of_two_exclusive_declarations_exactly_one_is_kept(fast_switching):
