@@ -387,6 +387,7 @@ def build_benches():
             add("enum." + key, label, estmt, group="enum", floor=floor)
 
     B.extend(third_party_benches(ns))
+    B.extend(relations_benches())
     B.extend(c_api_benches())
     return B
 
@@ -438,6 +439,127 @@ def third_party_benches(base):
                          floor="floor.rt"))
     return out
 
+
+
+# ---------------------------------------------------------------------------
+# kinds, casting and promotion, beside numpy and torch
+# ---------------------------------------------------------------------------
+
+#: The operand counts of the result_type rows (their bound: n - 1 joins).
+RESULT_TYPE_SIZES = (2, 4, 8)
+
+
+def relations_benches():
+    """isdtype, can_cast, promote_types and result_type on built-ins (the
+    formats pack is not imported: it would change the registry the other
+    rows measure), and the same questions asked of numpy and torch when
+    they are importable."""
+    from stride_weave.dtypes import (can_cast, isdtype, promote_types,
+                                     result_type)
+
+    D = DType
+    ints = [D.Int8, D.Int32, D.Bool] * 3
+    ns = dict(pt=promote_types, cc=can_cast, isd=isdtype, rt=result_type,
+              i8=D.Int8, i32=D.Int32, b=D.Bool, f32=D.Float32, f64=D.Float64,
+              e4=D.E4M3, k="real floating", kt=("bool", "signed integer"),
+              big=1000)
+    for n in RESULT_TYPE_SIZES:
+        ns["ops%d" % n] = tuple(ints[:n])
+    # Correctness of what is timed.
+    assert promote_types(D.Int8, D.Int32) is D.Int32
+    assert can_cast(D.Int8, D.Float32) and can_cast(D.E4M3, D.Float32)
+    assert isdtype(D.Float32, "real floating") and isdtype(D.Int8, ns["kt"])
+    assert result_type(D.Int8, 1000) is D.Int8
+    for n in RESULT_TYPE_SIZES:
+        assert result_type(*ns["ops%d" % n]) is D.Int32
+    g = "relations"
+    out = [
+        Bench("rel.promote_types", "promote_types(Int8, Int32)", "pt(i8, i32)",
+              ns, g, floor="floor.get"),
+        Bench("rel.promote_types.same", "promote_types(Float32, Float32)",
+              "pt(f32, f32)", ns, g, floor="floor.get"),
+        Bench("rel.can_cast", "can_cast(Int8, Float32)", "cc(i8, f32)", ns, g,
+              floor="floor.call"),
+        Bench("rel.can_cast.float", "can_cast(E4M3, Float32)", "cc(e4, f32)",
+              ns, g, floor="floor.call"),
+        Bench("rel.isdtype", "isdtype(Float32, 'real floating')", "isd(f32, k)",
+              ns, g, floor="floor.call"),
+        Bench("rel.isdtype.tuple", "isdtype(Int8, ('bool', 'signed integer'))",
+              "isd(i8, kt)", ns, g, floor="floor.call"),
+        Bench("rel.result_type.scalar", "result_type(Int8, 1000)",
+              "rt(i8, big)", ns, g, floor="floor.get"),
+    ]
+    for n in RESULT_TYPE_SIZES:
+        out.append(Bench("rel.result_type%d" % n,
+                         "result_type of %d built-in integer dtypes" % n,
+                         "rt(*ops%d)" % n, ns, g, floor="floor.get"))
+    try:
+        import numpy as np
+    except Exception:
+        np = None
+    if np is not None:
+        nns = dict(pt=np.promote_types, cc=np.can_cast, rt=np.result_type,
+                   isd=getattr(np, "isdtype", None), i8=np.dtype("int8"),
+                   i32=np.dtype("int32"), f32=np.dtype("float32"),
+                   k="real floating")
+        nns["ops4"] = (np.dtype("bool"), np.dtype("int8"), np.dtype("int32"),
+                       np.dtype("bool"))
+        v = "numpy " + np.__version__
+        out += [
+            Bench("np.promote_types", "np.promote_types(int8, int32)",
+                  "pt(i8, i32)", nns, v, floor="floor.get"),
+            Bench("np.can_cast", "np.can_cast(int8, float32)", "cc(i8, f32)",
+                  nns, v, floor="floor.call"),
+            Bench("np.result_type4", "np.result_type of 4 dtypes",
+                  "rt(*ops4)", nns, v, floor="floor.get"),
+        ]
+        if nns["isd"] is not None:
+            out.append(Bench("np.isdtype", "np.isdtype(float32, 'real floating')",
+                             "isd(f32, k)", nns, v, floor="floor.call"))
+    try:
+        import torch
+    except Exception:
+        torch = None
+    if torch is not None:
+        tns = dict(pt=torch.promote_types, i8=torch.int8, i32=torch.int32)
+        out.append(Bench("torch.promote_types", "torch.promote_types(int8, int32)",
+                         "pt(i8, i32)", tns, "torch " + torch.__version__,
+                         floor="floor.get"))
+    return out
+
+
+def declaration(repeats=20):
+    """Seconds to declare one edge into a default lattice of 100 dtypes:
+    100 new integer dtypes are declared into it first (run this after every
+    other case of the main process, as it grows the lattice), then each
+    repeat declares one edge from a new dtype into them.  Also the same in a
+    lattice of one's own (extend). Returns the best times in ms."""
+    from stride_weave.dtypes import declare_promotion, declare_promotions, default_lattice
+    from stride_weave.numerics import NumericInfo, register_numeric_info
+
+    def fresh(prefix, bits):
+        d = SimpleDType(prefix, bits=bits, supertype=DType.Integer)
+        register_numeric_info(d, NumericInfo.integer(bits, signed=True))
+        return d
+
+    base = len(default_lattice().dtypes)
+    chain = [fresh("BenchLat%03d" % j, 8 + j) for j in range(100 - base)]
+    declare_promotions(list(zip(chain, chain[1:])))
+    size = len(default_lattice().dtypes)
+    assert size >= 100
+    clock = time.perf_counter
+    best_declare = best_extend = float("inf")
+    for r in range(repeats):
+        d = fresh("BenchLatNew%03d" % r, 8)
+        mine = default_lattice()
+        t0 = clock()
+        mine.extend([(d, chain[r])])
+        best_extend = min(best_extend, clock() - t0)
+        t0 = clock()
+        declare_promotion(d, chain[r])
+        best_declare = min(best_declare, clock() - t0)
+    return dict(declare_edge_ms=best_declare * 1e3, extend_edge_ms=best_extend * 1e3,
+                lattice_dtypes=size)
 
 
 # ---------------------------------------------------------------------------

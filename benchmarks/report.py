@@ -190,6 +190,7 @@ def evaluate_targets(by, reg, scale, memory, quick):
                   None))
     within("repr of a registered descriptor within 2x of returning a cached "
            "string", "repr", "ref.cached_str", 2.0)
+    relations_targets(T, by, reg, within)
     T.append(("registering a SimpleDType under 2 µs",
               "%s ns (best batch of 100), %s ns (mean)"
               % (fmt_ns(reg["best_ns"]), fmt_ns(reg["mean_ns"])),
@@ -216,6 +217,42 @@ def evaluate_targets(by, reg, scale, memory, quick):
                                for m in memory)),
                   worst["bytes_per"] < 250))
     return T
+
+
+def relations_targets(T, by, reg, within):
+    """The bounds of kinds, casting and promotion (docs/relations.md)."""
+    if "rel.promote_types" not in by:
+        return
+    within("promote_types of two registered descriptors within 1.5x of a "
+           "dict.get hit", "rel.promote_types", "floor.get", 1.5)
+    for key, what in [("rel.can_cast", "can_cast"),
+                      ("rel.isdtype", "isdtype with a kind name")]:
+        within("%s within 2x of a trivial C method call" % what, key,
+               "floor.call", 2.0)
+    for mine, theirs, what in [
+            ("rel.promote_types", "np.promote_types", "numpy.promote_types"),
+            ("rel.promote_types", "torch.promote_types", "torch.promote_types"),
+            ("rel.can_cast", "np.can_cast", "numpy.can_cast"),
+            ("rel.isdtype", "np.isdtype", "numpy.isdtype"),
+            ("rel.result_type4", "np.result_type4", "numpy.result_type (4 dtypes)")]:
+        bound = "%s faster than %s" % (mine.replace("rel.", ""), what)
+        if theirs in by:
+            within(bound, mine, theirs, 1.0)
+        else:
+            T.append((bound, "%s not installed" % what.split(".")[0], None))
+    for n in (4, 8):
+        key = "rel.result_type%d" % n
+        v = by[key].ns / by["rel.promote_types"].ns
+        T.append(("result_type of %d descriptors within %d promote_types" % (n, n - 1),
+                  "%.2fx promote_types (%s ns vs %s ns)"
+                  % (v, fmt_ns(by[key].ns), fmt_ns(by["rel.promote_types"].ns)),
+                  v <= n - 1))
+    if "declare_edge_ms" in reg:
+        T.append(("declaring one edge into a lattice of %d dtypes under 10 ms"
+                  % reg["lattice_dtypes"],
+                  "%.3f ms (best of 20; %.3f ms to extend a lattice of one's own)"
+                  % (reg["declare_edge_ms"], reg["extend_edge_ms"]),
+                  reg["declare_edge_ms"] < 10))
 
 
 def status(met):

@@ -83,6 +83,8 @@ def main(argv=None):
     # Registration in this process, after everything else (it grows the
     # registry): batches of 100 fresh names, best batch.
     reg = cases.registration(5 if args.quick else 20)
+    # Declaring into the default promotion lattice, last too (it grows it).
+    reg.update(cases.declaration())
 
     # Scaling: each size in fresh child processes.
     child_rounds = 3 if args.quick else 7

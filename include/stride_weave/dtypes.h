@@ -61,7 +61,7 @@ extern "C" {
 
 /* The table version this header describes.  Each release that appends
  * fields increments it; fields are never removed, reordered or retyped. */
-#define SW_DTYPES_API_VERSION 2
+#define SW_DTYPES_API_VERSION 3
 
 /* What SW_DType_Kind returns. */
 #define SW_DTYPE_KIND_NONE 0            /* not a registered descriptor */
@@ -69,6 +69,23 @@ extern "C" {
 #define SW_DTYPE_KIND_SIMPLE 2          /* a SimpleDType */
 #define SW_DTYPE_KIND_COMPOUND 3        /* a CompoundDType that is not block-scaled */
 #define SW_DTYPE_KIND_BLOCK_SCALED 4    /* a BlockScaledDType (also a CompoundDType) */
+
+/* Kinds for SW_DType_IsDType (version 3), the Array API's kind names as
+ * bits: pass one or several ORed together (any may match). */
+#define SW_ISDTYPE_BOOL 0x01                /* 'bool' */
+#define SW_ISDTYPE_SIGNED_INTEGER 0x02      /* 'signed integer' */
+#define SW_ISDTYPE_UNSIGNED_INTEGER 0x04    /* 'unsigned integer' */
+#define SW_ISDTYPE_INTEGRAL 0x08            /* 'integral' */
+#define SW_ISDTYPE_REAL_FLOATING 0x10       /* 'real floating' */
+#define SW_ISDTYPE_COMPLEX_FLOATING 0x20    /* 'complex floating' */
+#define SW_ISDTYPE_NUMERIC 0x40             /* 'numeric' */
+
+/* Casting levels for SW_DType_CanCast (version 3), numpy's order. */
+#define SW_CASTING_NO 0
+#define SW_CASTING_EQUIV 1
+#define SW_CASTING_SAFE 2
+#define SW_CASTING_SAME_KIND 3
+#define SW_CASTING_UNSAFE 4
 
 /* What SW_DType_LevelBlock returns for a level whose block is Whole (one
  * scale over the entire level below).  Integer blocks are always > 0. */
@@ -209,7 +226,29 @@ typedef struct SW_DTypes_CAPI {
      * NULL output pointer. */
     int (*ToDLPack)(PyObject *dtype, int *code, int *bits, int *lanes);
 
-    /* ---- version 3 appends here ----------------------------------------- */
+    /* ---- version 3 ------------------------------------------------------ */
+
+    /* Kinds, casting and promotion, as stride_weave.dtypes.isdtype,
+     * can_cast and promote_types (docs/relations.md).  None of them runs
+     * Python code except to raise. */
+
+    /* 1 if dtype is of one of the kinds in the mask `kinds` (SW_ISDTYPE_*
+     * ORed together), else 0; -1 with TypeError unless dtype is a
+     * registered descriptor, ValueError for a mask with no known bit. */
+    int (*IsDType)(PyObject *dtype, unsigned int kinds);
+
+    /* 1 if values of `from` may be cast to `to` at level `casting`
+     * (SW_CASTING_*), else 0; -1 with TypeError unless both are
+     * registered descriptors, ValueError for an unknown level. */
+    int (*CanCast)(PyObject *from, PyObject *to, int casting);
+
+    /* The join of a and b in the default promotion lattice: a new
+     * reference.  NULL with stride_weave.dtypes.PromotionError (a
+     * TypeError) when they have none, TypeError unless both are
+     * registered descriptors. */
+    PyObject *(*PromoteTypes)(PyObject *a, PyObject *b);
+
+    /* ---- version 4 appends here ----------------------------------------- */
 } SW_DTypes_CAPI;
 
 #ifndef SW_DTYPES_IMPL    /* everything below is for consumers */
@@ -305,6 +344,10 @@ SW_DTypes_Import(void)
     (SW_DTypesAPI->FromDLPack((code), (bits), (lanes)))
 #define SW_DType_ToDLPack(op, code, bits, lanes) \
     (SW_DTypesAPI->ToDLPack((op), (code), (bits), (lanes)))
+#define SW_DType_IsDType(op, kinds) (SW_DTypesAPI->IsDType((op), (kinds)))
+#define SW_DType_CanCast(from, to, casting) \
+    (SW_DTypesAPI->CanCast((from), (to), (casting)))
+#define SW_DType_PromoteTypes(a, b) (SW_DTypesAPI->PromoteTypes((a), (b)))
 
 #endif /* !SW_DTYPES_IMPL */
 

@@ -3,7 +3,8 @@
 ``python -m stride_weave.dtypes`` is the same command. ``--import MODULE``
 (repeatable) imports a module first, so that the descriptors it registers are
 printed too; ``--name NAME`` prints one descriptor with its structure;
-``--version`` prints the installed version.
+``--version`` prints the installed version; ``--promotions`` prints the
+default promotion lattice instead of the graph (``_promotions_view``).
 
 Three forms of the same graph, with every registered descriptor (built-in and
 extension) in each:
@@ -665,6 +666,14 @@ def _parser(prog="python -m stride_weave"):
         "applies to the tree view only",
     )
     parser.add_argument(
+        "--promotions",
+        action="store_true",
+        help="print the default promotion lattice instead of the graph: each "
+        "dtype with the dtypes directly above it, then the dtypes that take "
+        "part in no implicit promotion and why (with --json or --dot: as JSON "
+        "or Graphviz source)",
+    )
+    parser.add_argument(
         "--mappings",
         action="store_true",
         help="end each simple dtype's line in the tree with its equivalents in "
@@ -730,6 +739,9 @@ def main(argv=None, prog="python -m stride_weave"):
                      "includes the mappings; --dot shows none)")
     if args.name is not None and args.dot:
         parser.error("--name applies to the tree view and --json, not to --dot")
+    if args.promotions and (args.name is not None or args.mappings):
+        parser.error("--promotions shows the promotion lattice: it does not "
+                     "combine with --name or --mappings")
     _import_modules(parser, args.imports)
     selected = None
     if args.name is not None:
@@ -740,7 +752,9 @@ def main(argv=None, prog="python -m stride_weave"):
 
     try:
         with _every_digit():
-            if selected is not None:
+            if args.promotions:
+                _print_promotions(args.json, args.dot, args.ascii, sys.stdout)
+            elif selected is not None:
                 _print_one(selected, args.json, args.ascii, sys.stdout)
             elif args.json:
                 _print_json(sys.stdout)
@@ -844,6 +858,25 @@ def _print_graph(ascii_requested, out, mappings=False):
     )
     print(file=out)
     _print_lines(render(descriptors, DType, ascii_only=ascii_only, mappings=mappings), out)
+
+
+def _print_promotions(as_json, as_dot, ascii_requested, out):
+    from stride_weave import _promotions_view as view
+
+    lattice, descriptors = view.lattice_and_descriptors()
+    if as_json:
+        out.write(json.dumps(view.promotions_data(lattice, descriptors), indent=2))
+        out.write("\n")
+        out.flush()
+    elif as_dot:
+        _print_lines(view.render_promotions_dot(lattice, descriptors), out)
+    else:
+        ascii_only = ascii_requested or not _can_encode(out, "".join(_UNICODE.values()))
+        print(f"Default promotion lattice: {len(lattice.dtypes)} dtypes, "
+              f"{len(lattice.edges)} edges; under each dtype, the dtypes it "
+              f"promotes to directly", file=out)
+        print(file=out)
+        _print_lines(view.render_promotions(lattice, descriptors, ascii_only), out)
 
 
 if __name__ == "__main__":

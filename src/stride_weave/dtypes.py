@@ -12,11 +12,20 @@ from stride_weave._dtypes import (
     DTypeCategory,
     Level,
     LevelExtent,
+    PromotionError,
+    PromotionLattice,
     RepresentationRule,
     SimpleDType,
     SymbolicBits,
     Whole,
     WholeExtent,
+    can_cast,
+    declare_promotion,
+    declare_promotions,
+    default_lattice,
+    isdtype,
+    promote_types,
+    result_type,
     set_unpickle_imports,
     unpickle_imports,
 )
@@ -37,6 +46,16 @@ __all__ = [
     # Which modules unpickling a descriptor may import (docs/pickling.md).
     "set_unpickle_imports",
     "unpickle_imports",
+    # Kinds, casting and promotion (docs/relations.md).
+    "isdtype",
+    "can_cast",
+    "promote_types",
+    "result_type",
+    "PromotionError",
+    "PromotionLattice",
+    "default_lattice",
+    "declare_promotion",
+    "declare_promotions",
     # A typing.Protocol: the context RepresentationRule.validate() receives.
     "RepresentationValidationContext",
 ]

@@ -25,7 +25,10 @@ name              bits      category    encoding
 
 ``Complex`` is a category of this pack, directly under ``DType.Any``. Each
 format has its numeric record (:mod:`stride_weave.numerics`) and its
-foreign equivalents (:mod:`stride_weave.interop`). The names are taken for
+foreign equivalents (:mod:`stride_weave.interop`). Importing the pack also
+declares its promotion edges into the default lattice (``PROMOTIONS``), so
+``promote_types(Int8, UInt8)`` is ``Int16``; ``Int4``, ``UInt4`` and the
+fnuz formats take part in no implicit promotion. The names are taken for
 the whole process once the pack is imported; importing it again (or
 reloading it) finds the registered descriptors and checks that they are the
 pack's, and raises ValueError if another definition holds one of its names.
@@ -33,7 +36,7 @@ pack's, and raises ValueError if another definition holds one of its names.
 
 from __future__ import annotations
 
-from stride_weave._dtypes import DType, DTypeCategory, SimpleDType
+from stride_weave._dtypes import DType, DTypeCategory, SimpleDType, declare_promotions
 from stride_weave.interop import DLDataTypeCode as _C
 from stride_weave.interop import _declare
 from stride_weave.numerics import NanEncoding, NumericInfo, register_numeric_info
@@ -55,6 +58,7 @@ __all__ = [
     "Complex64",
     "Complex128",
     "FORMATS",
+    "PROMOTIONS",
 ]
 
 
@@ -175,3 +179,27 @@ Complex128: SimpleDType = _registered["Complex128"]
 
 #: Every format of the pack, in the order of the table above.
 FORMATS: tuple[SimpleDType, ...] = tuple(_registered.values())
+
+#: The pack's edges of the default promotion lattice, (lower, upper) pairs,
+#: declared together when the pack is imported. With the built-in edges
+#: (Bool -> Int8 -> Int32, Float32 -> Float64) they make the lattice of
+#: docs/relations.md.
+PROMOTIONS: tuple[tuple[SimpleDType, SimpleDType], ...] = (
+    (DType.Bool, UInt8),
+    (DType.Int8, Int16),
+    (Int16, DType.Int32),
+    (DType.Int32, Int64),
+    (UInt8, UInt16),
+    (UInt16, UInt32),
+    (UInt32, UInt64),
+    (UInt8, Int16),
+    (UInt16, DType.Int32),
+    (UInt32, Int64),
+    (Float16, DType.Float32),
+    (BFloat16, DType.Float32),
+    (DType.Float32, Complex64),
+    (Complex64, Complex128),
+    (DType.Float64, Complex128),
+)
+
+declare_promotions(PROMOTIONS)

@@ -30,6 +30,13 @@ Every round releases ``--threads`` threads (default 16) together through a
   its args (assignment or ``__init__``): each read is the one message or
   the replacement, never the message after the replacement, and the miss
   keeps the replacement.
+* ``promotions``: half the threads declare promotion edges into the default
+  lattice (each a chain of its own integer dtypes, edge by edge) and build
+  lattices of their own from it, while the other half ask ``promote_types``,
+  ``result_type``, ``can_cast`` and ``isdtype`` about those dtypes and take
+  ``default_lattice()`` snapshots: a join is either not there yet or the
+  final one, a later snapshot keeps every join of an earlier one, and after
+  the round every declared edge is in the lattice.
 
 After every round, for ``DType`` and every model class: the names in
 ``registered()`` are unique, ``from_name(d.name) is d`` for each, the
@@ -58,8 +65,16 @@ from stride_weave.dtypes import (
     DType,
     DTypeCategory,
     Level,
+    PromotionError,
     SimpleDType,
+    can_cast,
+    declare_promotion,
+    default_lattice,
+    isdtype,
+    promote_types,
+    result_type,
 )
+from stride_weave.numerics import NumericInfo, register_numeric_info
 
 THREADS = 16
 DEFAULT_ROUNDS = 25
@@ -400,6 +415,75 @@ def misses(rnd, n, inv):
     return {"reads": sum(len(reads) for reads in results), "replaced": count}
 
 
+def promotions(rnd, n, inv):
+    # Every round's dtypes stay in the default lattice, so a few per round.
+    writers = max(1, min(4, n // 2))
+    length = 5
+    chains = []
+    for w in range(writers):
+        chain = []
+        for j in range(length):
+            d = SimpleDType(f"{PREFIX}_p{rnd}_{w}_{j}", bits=8 + 8 * j,
+                            supertype=DType.Integer)
+            register_numeric_info(d, NumericInfo.integer(8 + 8 * j, signed=True))
+            chain.append(d)
+        chains.append(chain)
+    done = threading.Event()
+    finished = [0]
+    lock = threading.Lock()
+
+    def write(w):
+        chain = chains[w]
+        for lower, upper in zip(chain, chain[1:]):
+            declare_promotion(lower, upper)
+            mine = default_lattice().extend([(chain[0], chain[-1])])
+            assert mine.promote_types(chain[0], chain[-1]) is chain[-1]
+        with lock:
+            finished[0] += 1
+            if finished[0] == writers:
+                done.set()
+        return 0
+
+    def read(i):
+        passes = 0
+        earlier = default_lattice()
+        while True:
+            last = done.is_set()
+            for chain in chains:
+                top = chain[-1]
+                for d in chain:
+                    try:
+                        join = promote_types(d, top)
+                    except PromotionError:
+                        join = None
+                    assert join is None or join is top, (d, top, join)
+                    assert can_cast(d, top) and isdtype(d, "signed integer")
+                try:
+                    assert result_type(*chain) is top
+                except PromotionError:
+                    pass
+            later = default_lattice()
+            for chain in chains:
+                for d in chain:
+                    try:
+                        join = earlier.promote_types(d, chain[-1])
+                    except PromotionError:
+                        continue
+                    assert later.promote_types(d, chain[-1]) is join, (d, join)
+            earlier = later
+            passes += 1
+            if last:
+                return passes
+
+    results = run_threads(n, lambda i: write(i) if i < writers else read(i))
+    for chain in chains:
+        for d in chain:
+            assert promote_types(d, chain[-1]) is chain[-1]
+    inv.check([d for chain in chains for d in chain])
+    return {"declared": writers * (length - 1),
+            "reader_passes": sum(results[writers:])}
+
+
 SCENARIOS = {
     "distinct": distinct,
     "same_name": same_name,
@@ -407,6 +491,7 @@ SCENARIOS = {
     "subclasses": subclasses,
     "block_scaled": block_scaled,
     "misses": misses,
+    "promotions": promotions,
 }
 
 

@@ -80,6 +80,12 @@ def test_a_shared_miss_reads_one_message_or_the_replacement():
     assert counts["rounds"] == ROUNDS
     assert counts["reads"] == ROUNDS * (THREADS - 1) * 9
 
+def test_declarations_race_lookups_of_the_promotion_lattice():
+    counts = run_scenario("promotions")
+    writers = min(4, THREADS // 2)
+    assert counts["declared"] == ROUNDS * writers * 4
+    assert counts["reader_passes"] >= ROUNDS * (THREADS - writers)
+
 
 def test_the_invariant_checker_reports_a_snapshot_that_is_not_a_prefix():
     """The checker is not blind: the previous snapshot it holds, reversed, is

@@ -276,6 +276,83 @@ probe_macro_dlpack(PyObject *module, PyObject *obj)
                          code, bits, lanes);
 }
 
+/* int result of a version-3 entry point (-1 error, else 0 or 1). */
+static PyObject *
+flag_result(const char *func, int result)
+{
+    if (check_convention(func, result == -1) < 0) {
+        return NULL;
+    }
+    if (result != 0 && result != 1) {
+        PyErr_Format(PyExc_AssertionError, "%s returned %d", func, result);
+        return NULL;
+    }
+    return PyBool_FromLong(result);
+}
+
+/* (dtype, kinds) -> IsDType. */
+static PyObject *
+probe_isdtype(PyObject *module, PyObject *args)
+{
+    PyObject *obj;
+    unsigned int kinds;
+
+    if (!PyArg_ParseTuple(args, "OI:isdtype", &obj, &kinds)) {
+        return NULL;
+    }
+    return flag_result("IsDType", get_state(module)->api->IsDType(arg(module, obj),
+                                                                   kinds));
+}
+
+/* (from, to, casting) -> CanCast. */
+static PyObject *
+probe_can_cast(PyObject *module, PyObject *args)
+{
+    PyObject *from, *to;
+    int casting;
+
+    if (!PyArg_ParseTuple(args, "OOi:can_cast", &from, &to, &casting)) {
+        return NULL;
+    }
+    return flag_result("CanCast", get_state(module)->api->CanCast(
+        arg(module, from), arg(module, to), casting));
+}
+
+/* (a, b) -> PromoteTypes. */
+static PyObject *
+probe_promote_types(PyObject *module, PyObject *args)
+{
+    PyObject *a, *b;
+
+    if (!PyArg_ParseTuple(args, "OO:promote_types", &a, &b)) {
+        return NULL;
+    }
+    return object_result("PromoteTypes", get_state(module)->api->PromoteTypes(
+        arg(module, a), arg(module, b)));
+}
+
+/* The three through the shorthands, on (a, b): (IsDType(a, NUMERIC),
+ * CanCast(a, b, SAFE), PromoteTypes(a, b)). */
+static PyObject *
+probe_macro_relations(PyObject *module, PyObject *args)
+{
+    PyObject *a, *b, *join;
+    int numeric, safe;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OO:macro_relations", &a, &b)) {
+        return NULL;
+    }
+    numeric = SW_DType_IsDType(a, SW_ISDTYPE_NUMERIC);
+    safe = numeric < 0 ? -1 : SW_DType_CanCast(a, b, SW_CASTING_SAFE);
+    join = safe < 0 ? NULL : SW_DType_PromoteTypes(a, b);
+    if (join == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(NNN)", PyBool_FromLong(numeric), PyBool_FromLong(safe),
+                         join);
+}
+
 /* ---- the shorthand macros (through SW_DTypesAPI) ------------------------- */
 
 /* (Kind, Check, IsCategory, IsSimple, IsCompound, IsBlockScaled) */
@@ -473,7 +550,8 @@ static PyObject *
 probe_constants(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
 {
     return Py_BuildValue(
-        "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:s}",
+        "{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s,s:s,"
+        "s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}",
         "KIND_NONE", SW_DTYPE_KIND_NONE,
         "KIND_CATEGORY", SW_DTYPE_KIND_CATEGORY,
         "KIND_SIMPLE", SW_DTYPE_KIND_SIMPLE,
@@ -483,7 +561,19 @@ probe_constants(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored))
         "API_VERSION", SW_DTYPES_API_VERSION,
         "MODULE_NAME", SW_DTYPES_MODULE_NAME,
         "CAPSULE_ATTR", SW_DTYPES_CAPSULE_ATTR,
-        "CAPSULE_NAME", SW_DTYPES_CAPSULE_NAME);
+        "CAPSULE_NAME", SW_DTYPES_CAPSULE_NAME,
+        "ISDTYPE_BOOL", SW_ISDTYPE_BOOL,
+        "ISDTYPE_SIGNED_INTEGER", SW_ISDTYPE_SIGNED_INTEGER,
+        "ISDTYPE_UNSIGNED_INTEGER", SW_ISDTYPE_UNSIGNED_INTEGER,
+        "ISDTYPE_INTEGRAL", SW_ISDTYPE_INTEGRAL,
+        "ISDTYPE_REAL_FLOATING", SW_ISDTYPE_REAL_FLOATING,
+        "ISDTYPE_COMPLEX_FLOATING", SW_ISDTYPE_COMPLEX_FLOATING,
+        "ISDTYPE_NUMERIC", SW_ISDTYPE_NUMERIC,
+        "CASTING_NO", SW_CASTING_NO,
+        "CASTING_EQUIV", SW_CASTING_EQUIV,
+        "CASTING_SAFE", SW_CASTING_SAFE,
+        "CASTING_SAME_KIND", SW_CASTING_SAME_KIND,
+        "CASTING_UNSAFE", SW_CASTING_UNSAFE);
 }
 
 /* Call Kind n times on obj in C: the cost of the check alone. */
@@ -530,6 +620,10 @@ static PyMethodDef probe_methods[] = {
     {"from_dlpack", probe_from_dlpack, METH_VARARGS, NULL},
     {"to_dlpack", probe_to_dlpack, METH_VARARGS, NULL},
     {"macro_dlpack", probe_macro_dlpack, METH_O, NULL},
+    {"isdtype", probe_isdtype, METH_VARARGS, NULL},
+    {"can_cast", probe_can_cast, METH_VARARGS, NULL},
+    {"promote_types", probe_promote_types, METH_VARARGS, NULL},
+    {"macro_relations", probe_macro_relations, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -320,7 +320,14 @@ def test_constants(probe):
     assert (c["KIND_NONE"], c["KIND_CATEGORY"], c["KIND_SIMPLE"],
             c["KIND_COMPOUND"], c["KIND_BLOCK_SCALED"]) == (0, 1, 2, 3, 4)
     assert c["BLOCK_WHOLE"] == 0
-    assert c["API_VERSION"] == 2   # version 2 appended the DLPack lookups
+    # version 2 appended the DLPack lookups, version 3 the relations
+    assert c["API_VERSION"] == 3
+    assert (c["ISDTYPE_BOOL"], c["ISDTYPE_SIGNED_INTEGER"],
+            c["ISDTYPE_UNSIGNED_INTEGER"], c["ISDTYPE_INTEGRAL"],
+            c["ISDTYPE_REAL_FLOATING"], c["ISDTYPE_COMPLEX_FLOATING"],
+            c["ISDTYPE_NUMERIC"]) == (1, 2, 4, 8, 16, 32, 64)
+    assert (c["CASTING_NO"], c["CASTING_EQUIV"], c["CASTING_SAFE"],
+            c["CASTING_SAME_KIND"], c["CASTING_UNSAFE"]) == (0, 1, 2, 3, 4)
     assert c["MODULE_NAME"] == "stride_weave._dtypes"
     assert c["CAPSULE_ATTR"] == "_C_API"
     assert c["CAPSULE_NAME"] == "stride_weave._dtypes._C_API"
@@ -328,7 +335,7 @@ def test_constants(probe):
 
 def test_version_and_size(probe):
     api_version, struct_size, header_size, header_version = probe.version()
-    assert api_version == header_version == 2
+    assert api_version == header_version == 3
     assert struct_size == header_size
 
 
@@ -765,7 +772,9 @@ def test_every_entry_point_has_a_test():
                  "IsSubtype": "is_subtype", "NumPlanes": "num_planes",
                  "Plane": "plane", "Element": "element", "NumLevels": "num_levels",
                  "LevelScale": "level_scale", "LevelBlock": "level_block",
-                 "FromDLPack": "from_dlpack", "ToDLPack": "to_dlpack"}
+                 "FromDLPack": "from_dlpack", "ToDLPack": "to_dlpack",
+                 "IsDType": "isdtype", "CanCast": "can_cast",
+                 "PromoteTypes": "promote_types"}
     header = HEADER.read_text(encoding="utf-8")
     declared = set(re.findall(r"\(\*(\w+)\)\(", header))
     assert declared == set(functions)
@@ -822,7 +831,7 @@ def test_import_again_gives_the_same_table(probe):
 def test_older_build_is_import_error(probe, fake_capsule):
     size = probe.version()[1]
     fake_capsule(0, size)
-    with pytest.raises(ImportError, match=r"needs the stride_weave C API version 2 "
+    with pytest.raises(ImportError, match=r"needs the stride_weave C API version 3 "
                        r"\(a %d-byte table\); the installed stride_weave provides "
                        r"version 0 \(%d bytes\): upgrade stride-weave" % (size, size)):
         probe.import_again()
@@ -836,7 +845,7 @@ def test_shorter_table_is_import_error(probe, fake_capsule):
 
 def test_newer_build_is_accepted(probe, fake_capsule):
     size = probe.version()[1]
-    address = fake_capsule(2, size + 64)
+    address = fake_capsule(4, size + 64)
     assert probe.import_again() == address
     assert probe.table_address()[0] != address   # the module kept its table
 
@@ -1148,3 +1157,265 @@ def test_header_and_docs_list_the_same_dlpack_types_as_interop():
         code, bits, lanes = interop.to_dlpack(d)
         assert f"{d.name} ({code}, {bits}, {lanes})" in header
         assert f"| `{d.name}` | {code} | {bits} | {lanes} |" in docs
+
+
+# ==========================================================================
+# 7. kinds, casting and promotion (version 3)
+# ==========================================================================
+
+# The kind names in the order of their SW_ISDTYPE_* bits.
+KIND_NAMES = ("bool", "signed integer", "unsigned integer", "integral",
+              "real floating", "complex floating", "numeric")
+CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+
+
+def _relation_subjects():
+    import stride_weave.formats as formats
+
+    return [d for d in DType.registered()
+            if d.name in BUILTIN_NAMES or d in formats.FORMATS] + [
+        EXT_CAT, EXT_SIMPLE, EXT_PAIR, EXT_BS]
+
+
+def test_isdtype_agrees_with_python_for_every_kind_bit(probe):
+    for d in _relation_subjects():
+        for bit, name in enumerate(KIND_NAMES):
+            assert probe.isdtype(d, 1 << bit) is _dtypes.isdtype(d, name), (d, name)
+        # several bits: any may match
+        assert probe.isdtype(d, 0x7F) is _dtypes.isdtype(d, KIND_NAMES)
+
+
+def test_can_cast_agrees_with_python_at_every_level(probe):
+    subjects = _relation_subjects()
+    for a in subjects:
+        for b in subjects:
+            for level, name in enumerate(CASTINGS):
+                assert probe.can_cast(a, b, level) is _dtypes.can_cast(a, b, name), (
+                    a, b, name)
+
+
+def test_promote_types_agrees_with_python(probe):
+    from stride_weave.dtypes import PromotionError
+
+    subjects = _relation_subjects()
+    for a in subjects:
+        for b in subjects:
+            try:
+                expected = _dtypes.promote_types(a, b)
+            except PromotionError as e:
+                with pytest.raises(PromotionError) as got:
+                    probe.promote_types(a, b)
+                assert str(got.value) == str(e).replace("promote_types:",
+                                                        "SW_DType_PromoteTypes:")
+            else:
+                assert probe.promote_types(a, b) is expected
+
+
+def test_relations_through_the_shorthands(probe):
+    assert probe.macro_relations(DType.Int8, DType.Int32) == (True, True, DType.Int32)
+    assert probe.macro_relations(DType.Bool, DType.Int8) == (False, True, DType.Int8)
+
+
+@pytest.mark.parametrize("call, exc, match", [
+    (lambda p: p.isdtype("Float32", 1), TypeError,
+     r"SW_DType_IsDType: expected a registered descriptor, got str"),
+    (lambda p: p.isdtype(DType.Int8, 0), ValueError,
+     r"SW_DType_IsDType: kinds must be SW_ISDTYPE_\* bits, got 0x0"),
+    (lambda p: p.isdtype(DType.Int8, 0x80), ValueError, r"got 0x80"),
+    (lambda p: p.isdtype(REJECTED, 1), ValueError, r"not registered"),
+    (lambda p: p.can_cast(DType.Int8, 3, 2), TypeError,
+     r"SW_DType_CanCast: expected a registered descriptor as to, got int"),
+    (lambda p: p.can_cast(DType.Int8, DType.Int8, 5), ValueError,
+     r"SW_DType_CanCast: casting must be one of SW_CASTING_NO \(0\) to "
+     r"SW_CASTING_UNSAFE \(4\), got 5"),
+    (lambda p: p.can_cast(DType.Int8, DType.Int8, -1), ValueError, r"got -1"),
+    (lambda p: p.promote_types(DType.Int8, object()), TypeError,
+     r"SW_DType_PromoteTypes: expected a registered descriptor, got object"),
+])
+def test_relations_bad_arguments(probe, call, exc, match):
+    with pytest.raises(exc, match=match):
+        call(probe)
+
+
+def test_relations_null_arguments_are_system_errors(probe):
+    for call in (lambda: probe.isdtype(probe.NULL, 1),
+                 lambda: probe.can_cast(probe.NULL, DType.Int8, 2),
+                 lambda: probe.can_cast(DType.Int8, probe.NULL, 2),
+                 lambda: probe.promote_types(DType.Int8, probe.NULL)):
+        with pytest.raises(SystemError, match="got NULL"):
+            call()
+
+
+def test_promote_types_returns_a_new_reference(probe):
+    from stride_weave import formats
+
+    before = sys.getrefcount(formats.Int16)
+    results = [probe.promote_types(DType.Int8, formats.UInt8) for _ in range(50)]
+    during = sys.getrefcount(formats.Int16)
+    assert all(r is formats.Int16 for r in results)
+    del results
+    after = sys.getrefcount(formats.Int16)
+    assert (during, after) == (before + 50, before)
+
+
+def _module_tail(name, methods):
+    """C source that makes a module `name` of the C functions `methods`
+    ({python name: C function}, METH_VARARGS or METH_NOARGS by name), which
+    imports the C API in its exec slot and runs without the GIL."""
+    entries = "".join(
+        f'    {{"{py}", {c}, {"METH_NOARGS" if py == "check" else "METH_VARARGS"}, NULL}},\n'
+        for py, c in methods.items())
+    return textwrap.dedent("""
+        static PyMethodDef methods[] = {
+        %s    {NULL, NULL, 0, NULL}};
+
+        static int
+        exec_module(PyObject *module)
+        {
+            (void)module;
+            return SW_DTypes_Import();
+        }
+
+        static PyModuleDef_Slot slots[] = {
+            {Py_mod_exec, exec_module},
+        #ifdef Py_GIL_DISABLED
+            {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+        #endif
+            {0, NULL}};
+
+        static PyModuleDef def = {PyModuleDef_HEAD_INIT, .m_name = "%s",
+                                  .m_methods = methods, .m_slots = slots};
+
+        PyMODINIT_FUNC
+        PyInit_%s(void)
+        {
+            return PyModuleDef_Init(&def);
+        }
+        """) % (entries, name, name)
+
+
+def _version_2_header():
+    """The header as a version-2 consumer was compiled against: the table
+    only grows at its end, so it is this header without the version-3
+    block, with version 2."""
+    text = HEADER.read_text(encoding="utf-8")
+    start = text.index("    /* ---- version 3 ----")
+    end = text.index("} SW_DTypes_CAPI;")
+    text = text[:start] + text[end:]
+    text = text.replace("#define SW_DTYPES_API_VERSION 3",
+                        "#define SW_DTYPES_API_VERSION 2")
+    table = text[text.index("typedef struct SW_DTypes_CAPI {"):]
+    assert "IsDType" not in table.split("} SW_DTypes_CAPI;")[0]
+    return text
+
+
+def test_a_version_2_consumer_keeps_working(tmp_path):
+    """A consumer compiled against the version-2 header imports and runs
+    against this (version 3) build."""
+    if _capi.compiler() is None:
+        pytest.skip(_capi.no_compiler_reason())
+    include = tmp_path / "include" / "stride_weave"
+    include.mkdir(parents=True)
+    (include / "dtypes.h").write_text(_version_2_header(), encoding="utf-8")
+    (tmp_path / "swold.c").write_text(textwrap.dedent("""\
+        #define PY_SSIZE_T_CLEAN
+        #include <Python.h>
+        #include <stride_weave/dtypes.h>
+
+        static PyObject *
+        check(PyObject *module, PyObject *Py_UNUSED(ignored))
+        {
+            int code, bits, lanes;
+            (void)module;
+            if (SW_DType_ToDLPack(SW_DTypesAPI->Float32, &code, &bits, &lanes) < 0) {
+                return NULL;
+            }
+            return Py_BuildValue("(inii)", SW_DTypesAPI->api_version,
+                                 SW_DType_Bits(SW_DTypesAPI->Int8), code, bits);
+        }
+        """) + _module_tail("swold", {"check": "check"}))
+    (tmp_path / "setup.py").write_text(textwrap.dedent("""\
+        from setuptools import Extension, setup
+        setup(name="swold", ext_modules=[Extension(
+            "swold", ["swold.c"], include_dirs=["include"])])
+        """))
+    _capi.build_in(tmp_path)
+    report = _run_child("""
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        import swold
+        print(json.dumps(swold.check()))
+    """, str(tmp_path))
+    assert report == [3, 8, 2, 32]
+
+
+def _docs_relations_example():
+    """The C example of docs/c-api.md's "Kinds, casting and promotion"."""
+    docs = DOCS.read_text(encoding="utf-8")
+    blocks = re.findall(r"```c\n(.*?)```", docs, flags=re.S)
+    found = [b for b in blocks if "compute_dtype" in b]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_docs_relations_example_builds_and_runs(tmp_path):
+    if _capi.compiler() is None:
+        pytest.skip(_capi.no_compiler_reason())
+    source = "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n" \
+             "#include <stride_weave/dtypes.h>\n\n" + _docs_relations_example()
+    source += textwrap.dedent("""
+        static PyObject *
+        py_compute_dtype(PyObject *module, PyObject *args)
+        {
+            PyObject *a, *b;
+            (void)module;
+            if (!PyArg_ParseTuple(args, "OO", &a, &b)) {
+                return NULL;
+            }
+            return compute_dtype(a, b);
+        }
+
+        static PyObject *
+        py_fits_exactly(PyObject *module, PyObject *args)
+        {
+            PyObject *a, *b;
+            int r;
+            (void)module;
+            if (!PyArg_ParseTuple(args, "OO", &a, &b)) {
+                return NULL;
+            }
+            r = fits_exactly(a, b);
+            return r < 0 ? NULL : PyBool_FromLong(r);
+        }
+        """) + _module_tail("swrel", {"compute_dtype": "py_compute_dtype",
+                                      "fits_exactly": "py_fits_exactly"})
+    (tmp_path / "swrel.c").write_text(source, encoding="utf-8")
+    (tmp_path / "setup.py").write_text(textwrap.dedent("""\
+        import stride_weave
+        from setuptools import Extension, setup
+        setup(name="swrel", ext_modules=[Extension(
+            "swrel", ["swrel.c"], include_dirs=[stride_weave.get_include()])])
+        """))
+    _capi.build_in(tmp_path)
+    report = _run_child("""
+        import json, sys
+        sys.path.insert(0, sys.argv[1])
+        import swrel
+        from stride_weave.dtypes import DType, PromotionError
+        out = {"join": swrel.compute_dtype(DType.Float32, DType.Float64).name,
+               "fits": [swrel.fits_exactly(DType.Int8, DType.Float32),
+                        swrel.fits_exactly(DType.Int32, DType.Float32)]}
+        for a, b, key in [(DType.Int8, DType.Float32, "kind"),
+                          (DType.E4M3, DType.Float32, "none"), (1, DType.Int8, "arg")]:
+            try:
+                swrel.compute_dtype(a, b)
+            except PromotionError as e:
+                out[key] = "PromotionError"
+            except TypeError as e:
+                out[key] = str(e)
+        print(json.dumps(out))
+    """, str(tmp_path))
+    assert report == {"join": "Float64", "fits": [True, False],
+                      "kind": "expected real floating-point dtypes",
+                      "none": "PromotionError",
+                      "arg": "SW_DType_IsDType: expected a registered descriptor, got int"}

@@ -17,6 +17,7 @@
 #include "descriptor.h"
 #include "level.h"
 #include "meta.h"
+#include "relations.h"
 
 #define SW_DTYPES_IMPL   /* the table's definition only, no consumer helpers */
 #include "stride_weave/dtypes.h"
@@ -420,6 +421,89 @@ sw_capi_to_dlpack(PyObject *op, int *code, int *bits, int *lanes)
     return -1;
 }
 
+/* ---- kinds, casting and promotion (version 3) ---------------------------- */
+
+_Static_assert(SW_ISDTYPE_BOOL == SW_KINDS_BOOL
+               && SW_ISDTYPE_SIGNED_INTEGER == SW_KINDS_SIGNED
+               && SW_ISDTYPE_UNSIGNED_INTEGER == SW_KINDS_UNSIGNED
+               && SW_ISDTYPE_INTEGRAL == SW_KINDS_INTEGRAL
+               && SW_ISDTYPE_REAL_FLOATING == SW_KINDS_REAL
+               && SW_ISDTYPE_COMPLEX_FLOATING == SW_KINDS_COMPLEX
+               && SW_ISDTYPE_NUMERIC == SW_KINDS_NUMERIC,
+               "the C API's kind bits are relations.h's");
+_Static_assert(SW_CASTING_NO == 0 && SW_CASTING_EQUIV == 1
+               && SW_CASTING_SAFE == 2 && SW_CASTING_SAME_KIND == 3
+               && SW_CASTING_UNSAFE == 4 && SW_CASTING_COUNT == 5,
+               "the C API's casting levels are relations.h's");
+
+static int
+sw_capi_isdtype(PyObject *op, unsigned int kinds)
+{
+    sw_descriptor *d = sw_capi_arg(op, SW_ANY_KIND, "SW_DType_IsDType",
+                                   "a registered descriptor");
+    sw_state *st;
+
+    if (d == NULL) {
+        return -1;
+    }
+    if (kinds == 0 || (kinds & ~(unsigned int)SW_KINDS_ALL) != 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "SW_DType_IsDType: kinds must be SW_ISDTYPE_* bits, got "
+                     "0x%x", kinds);
+        return -1;
+    }
+    st = sw_state_of_type(Py_TYPE(d));
+    if (sw_state_check(st) < 0) {
+        return -1;
+    }
+    return (sw_relations_kinds_of(st, d) & kinds) != 0;
+}
+
+static int
+sw_capi_can_cast(PyObject *from, PyObject *to, int casting)
+{
+    sw_descriptor *f = sw_capi_arg(from, SW_ANY_KIND, "SW_DType_CanCast",
+                                   "a registered descriptor as from");
+    sw_descriptor *t = f ? sw_capi_arg(to, SW_ANY_KIND, "SW_DType_CanCast",
+                                       "a registered descriptor as to") : NULL;
+    sw_state *st;
+
+    if (t == NULL) {
+        return -1;
+    }
+    if (casting < 0 || casting >= SW_CASTING_COUNT) {
+        PyErr_Format(PyExc_ValueError,
+                     "SW_DType_CanCast: casting must be one of SW_CASTING_NO "
+                     "(0) to SW_CASTING_UNSAFE (4), got %d", casting);
+        return -1;
+    }
+    st = sw_state_of_type(Py_TYPE(f));
+    if (sw_state_check(st) < 0) {
+        return -1;
+    }
+    return sw_casting_can(st, f, t, casting);
+}
+
+static PyObject *
+sw_capi_promote_types(PyObject *a, PyObject *b)
+{
+    const char *func = "SW_DType_PromoteTypes";
+    sw_descriptor *da = sw_capi_arg(a, SW_ANY_KIND, func, "a registered descriptor");
+    sw_state *st;
+    sw_lattice *lat;
+
+    if (da == NULL
+        || sw_capi_arg(b, SW_ANY_KIND, func, "a registered descriptor") == NULL) {
+        return NULL;
+    }
+    st = sw_state_of_type(Py_TYPE(da));
+    lat = st != NULL ? sw_promotion_default(st) : NULL;    /* borrowed */
+    if (lat == NULL) {
+        return NULL;
+    }
+    return sw_promotion_promote(st, lat, a, b, func);
+}
+
 /* ---- the table ------------------------------------------------------------- */
 
 /* Point the table at the built-in descriptors, borrowed: DType's namespace
@@ -510,6 +594,10 @@ sw_capi_create(PyObject *module, sw_state *st)
     /* version 2 */
     api->FromDLPack = sw_capi_from_dlpack;
     api->ToDLPack = sw_capi_to_dlpack;
+    /* version 3 */
+    api->IsDType = sw_capi_isdtype;
+    api->CanCast = sw_capi_can_cast;
+    api->PromoteTypes = sw_capi_promote_types;
 
     /* No destructor: the table is the state's, not the capsule's, so a
      * consumer's pointer stays valid even if _C_API is deleted. */

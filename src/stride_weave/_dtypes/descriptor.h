@@ -50,6 +50,9 @@ typedef struct sw_descriptor {
     unsigned char build_state;  /* sw_build_state */
     unsigned char ensuring;     /* built by ensure(): an identical registered
                                    descriptor is the result, not an error */
+    uint32_t relation_id;       /* its index in promotion lattices, given
+                                   once when it first takes part in one
+                                   (0: never); fits in the padding above */
 } sw_descriptor;
 
 /* The immediately enclosing category (borrowed), or NULL. */

@@ -15,6 +15,7 @@
 #include "numinfo.h"
 #include "pickle.h"
 #include "privtable.h"
+#include "relations.h"
 #include "rule.h"
 
 /* Built-in graph, in registration order. */
@@ -405,7 +406,8 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     }
     if (sw_module_install_builtins(st) < 0
         || sw_module_install_builtin_formats(st) < 0
-        || sw_numrecords_install_builtins(st) < 0) {
+        || sw_numrecords_install_builtins(st) < 0
+        || sw_promotion_init(module, st) < 0) {
         return -1;
     }
     PyType_Modified(st->dtype_type);

@@ -41,6 +41,11 @@ typedef enum {
     SW_IDENT_COUNT
 } sw_ident;
 
+/* How many names the relations intern (relations.h, sw_relname). */
+#define SW_RELATION_NAMES 16
+/* Entries of the cache of safe casts (casting.c), a power of two. */
+#define SW_CAST_CACHE_SIZE 1024
+
 typedef struct sw_state {
     PyTypeObject *meta_type;        /* DTypeMeta */
     PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
@@ -88,6 +93,22 @@ typedef struct sw_state {
     PyObject *rule_owned_names;     /* frozenset: framework-owned rule members */
     PyObject *empty_tuple;
     PyObject *idents[SW_IDENT_COUNT];   /* interned names (sw_ident) */
+    /* Kinds, casting and promotion (relations.h). */
+    PyTypeObject *lattice_type;     /* PromotionLattice */
+    PyObject *promotion_error;      /* PromotionError, a TypeError */
+    PyObject *default_lattice;      /* the current default lattice, swapped
+                                       atomically; each one keeps the one it
+                                       replaced alive (promotion.c) */
+    PyObject *kind_categories[2];   /* DType.Integer and DType.Floating */
+    PyObject *relation_names[SW_RELATION_NAMES];    /* interned (sw_relname) */
+    PyObject *relation_aliases[SW_RELATION_NAMES];  /* for each, the first
+                                                       other exact str seen
+                                                       equal to it, or NULL;
+                                                       set once */
+    uint32_t relation_ids;          /* the last relation id handed out */
+    uint64_t cast_cache[SW_CAST_CACHE_SIZE];    /* safe casts between dtypes
+                                                   with records, by relation
+                                                   ids (casting.c) */
     sw_registry registry;
     int installing;                 /* creating the model's own classes */
     struct SW_DTypes_CAPI *capi;    /* owned: the C API table, or NULL */
