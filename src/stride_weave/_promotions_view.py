@@ -145,7 +145,7 @@ def render_promotions_dot(lattice, descriptors):
         '    edge [arrowsize=0.7];',
     ]
     for d in lattice.dtypes:
-        lines.append(f"    {_dot_id(d.name)} [label={_dot_string(d.name)}];")
+        lines.append(f"    {_dot_id(d.name)} [label={_dot_string(display_name(d.name))}];")
     for lower, upper in lattice.edges:
         lines.append(f"    {_dot_id(lower.name)} -> {_dot_id(upper.name)};")
     outside = excluded(lattice, descriptors)
@@ -155,7 +155,7 @@ def render_promotions_dot(lattice, descriptors):
         lines.append('        style=dashed; fontname="Helvetica"; fontsize=10;')
         lines.append('        node [style=dashed, fontcolor=gray30, color=gray50];')
         for d, _reason in outside:
-            lines.append(f"        {_dot_id(d.name)} [label={_dot_string(d.name)}];")
+            lines.append(f"        {_dot_id(d.name)} [label={_dot_string(display_name(d.name))}];")
         # Keep the cluster compact: rows of five, the first row on top
         # (invisible edges down from each row to the next).
         names = [_dot_id(d.name) for d, _reason in outside]

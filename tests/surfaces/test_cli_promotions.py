@@ -140,7 +140,10 @@ def test_names_are_escaped_in_every_form(strange):
     data = json.loads(run_ok("--promotions", "--json", "--import", "strange", cwd=strange))
     assert wide in data["dtypes"] and ["Int32", wide] in data["edges"]
     dot = run_ok("--promotions", "--dot", "--import", "strange", cwd=strange)
-    assert '"Int32" -> "Wide\\n\\"64\\"\x1b[31m";' in dot
+    # DOT IDs escape unprintable characters as the other views do: no raw
+    # ESC reaches the terminal or Graphviz.
+    assert '"Int32" -> "Wide\\\\n\\"64\\"\\\\x1b[31m";' in dot
+    assert "\x1b" not in dot and "\t" not in dot
     if shutil.which("dot"):
         laid_out = subprocess.run(["dot", "-Tplain"], input=dot, capture_output=True,
                                   text=True, timeout=120)
