@@ -88,6 +88,13 @@ TARGETS = list(DType.registered())   # built-ins and the above
 SIMPLES = [d for d in TARGETS if isinstance(d, SimpleDType)]
 CATEGORIES = [d for d in TARGETS if isinstance(d, DTypeCategory)]
 NAME_POOL = [f"AtNew_{PID}_{i}" for i in range(48)]   # bounded registry
+_fresh = iter(range(1 << 62))
+
+
+def fresh_name():
+    """A name never used before: the attacks that register on their own
+    (allocation failures) or only miss (sys.modules, shared misses)."""
+    return f"AtFresh_{PID}_{next(_fresh)}"
 
 
 def _leaves():
@@ -341,7 +348,7 @@ def check_hostile(fdp):
     and afterwards every descriptor still reports what it recorded."""
     targets = DType.registered()
     recorded = {d: d.structure() for d in targets}
-    attack = fdp.ConsumeIntInRange(0, 6)
+    attack = fdp.ConsumeIntInRange(0, 9)
     if attack == 0:
         hostile.hostile_class(pick(fdp, hostile.CLASS_ROUTES),
                               pick(fdp, hostile.OWNED))
@@ -367,8 +374,16 @@ def check_hostile(fdp):
     elif attack == 5:
         hostile.classes_made_by_gc_callbacks(
             pick(fdp, hostile.CALLBACK_CLASSES), count=3)
-    else:
+    elif attack == 6:
         hostile.poke_referents(pick(fdp, targets), _dtypes)
+    elif attack == 7:
+        hostile.sys_modules_replaced(pick(fdp, hostile.MODULE_STAND_INS),
+                                     fresh_name())
+    elif attack == 8:
+        hostile.miss_shared_by_threads(fresh_name(), rounds=1)
+    else:
+        hostile.allocation_fails(pick(fdp, hostile.ALLOCATING_OPERATIONS),
+                                 fresh_name(), fdp.ConsumeIntInRange(0, 60))
     for d, structure in recorded.items():
         assert DType.from_name(d.name) is d
         assert d.structure() == structure

@@ -305,3 +305,165 @@ def classes_made_by_gc_callbacks(defined, count=6):
             else:
                 raise AssertionError(f"{cls} found an unknown name")
     return created
+
+
+#: What a hostile object put in sys.modules stands in for.
+MODULE_STAND_INS = ("difflib", "copyreg", "importlib", "the hinted module")
+
+
+class _Tripwire:
+    """A module stand-in whose every attribute read is recorded: the core
+    must never consult it."""
+
+    def __init__(self, touched):
+        object.__setattr__(self, "_touched", touched)
+
+    def __getattribute__(self, name):
+        object.__getattribute__(self, "_touched").append(name)
+        raise AttributeError(name)
+
+
+def sys_modules_replaced(which, name):
+    """Replace sys.modules[`which`] with a tripwire while a miss on `name`
+    is raised, read and pickled, and while a pickle of an unregistered
+    descriptor whose hint names that module is loaded.  The miss reads the
+    same message, the load is a LookupError, nothing is registered, and
+    no stand-in is consulted, except the hinted module, which the import
+    policy may only ever import (never read as a module that is there)."""
+    import sys
+
+    touched = []
+    key = name + "_hint" if which == "the hinted module" else which
+    saved = sys.modules.get(key)
+    before = DType.registered()
+    sys.modules[key] = _Tripwire(touched)
+    try:
+        try:
+            DType.from_name(name)
+        except LookupError as exc:
+            message = str(exc)
+            again = pickle.loads(pickle.dumps(exc))
+        else:
+            raise AssertionError(f"{name!r} was found")
+        assert message.startswith(f"no descriptor is registered under the name {name!r}")
+        assert str(again) == message
+        try:
+            _dtypes._reconstruct(name, ("SimpleDType",), key)
+        except (LookupError, ValueError):
+            pass
+        else:
+            raise AssertionError("an unregistered name was reconstructed")
+    finally:
+        if saved is None:
+            sys.modules.pop(key, None)
+        else:
+            sys.modules[key] = saved
+    assert DType.registered() == before
+    assert touched == [], f"the core consulted sys.modules[{key!r}]: {touched}"
+
+
+def miss_shared_by_threads(name, threads=4, rounds=3):
+    """Threads read one fresh miss at once (str, repr, args, pickling):
+    every read gives the one message, and nothing crashes."""
+    import threading
+
+    for _ in range(rounds):
+        try:
+            DType.from_name("".join([name, ""]))    # a new str
+        except LookupError as exc:
+            shared = exc
+        barrier = threading.Barrier(threads)
+        seen = []
+
+        def read():
+            barrier.wait()
+            seen.append((str(shared), repr(shared), shared.args,
+                         str(pickle.loads(pickle.dumps(shared)))))
+
+        workers = [threading.Thread(target=read) for _ in range(threads)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        messages = {m for reads in seen for m in (reads[0], reads[3], reads[2][0])}
+        assert len(seen) == threads and len(messages) == 1, seen
+        assert messages.pop().startswith(
+            f"no descriptor is registered under the name {name!r}")
+
+
+def _nomemory():
+    try:
+        import _testcapi
+    except ImportError:
+        return None
+    return _testcapi if hasattr(_testcapi, "set_nomemory") else None
+
+
+#: What fails an allocation in `allocation_fails`.
+ALLOCATING_OPERATIONS = ("simple dtype", "numeric record", "promotion edge")
+
+
+def allocation_fails(what, name, index):
+    """Run `what` with allocation number `index` failing (where
+    _testcapi.set_nomemory exists): the result is the truth, or a
+    MemoryError that leaves the registry, the descriptor's record and the
+    default promotion lattice as they were.  The promotion edge goes into a
+    lattice of its own (extending the default), so that runs of this
+    operation do not grow the process's default lattice.  Returns None
+    where allocations cannot be made to fail, else whether it failed."""
+    import sys
+
+    from stride_weave.dtypes import default_lattice
+    from stride_weave.numerics import NumericInfo, numeric_info, register_numeric_info
+
+    testcapi = _nomemory()
+    if testcapi is None:
+        return None
+    if what == "simple dtype":
+        def op():
+            return SimpleDType(name, bits=8, supertype=DType.Floating)
+    else:
+        d = SimpleDType(name, bits=16, supertype=DType.Integer)
+        record = NumericInfo.integer(16, signed=True)
+        if what == "promotion edge":
+            register_numeric_info(d, record)
+            upper = SimpleDType(name + "_up", bits=32, supertype=DType.Integer)
+            register_numeric_info(upper, NumericInfo.integer(32, signed=True))
+
+            def op():
+                return default_lattice().extend([(d, upper)])
+        else:
+            def op():
+                return register_numeric_info(d, record)
+    before, lattice = DType.registered(), default_lattice()
+    sys._getframe()         # this frame's object exists before anything fails
+    testcapi.set_nomemory(index, index + 1)
+    try:
+        result = op()
+    except MemoryError:
+        failed = True
+    else:
+        failed = False
+    finally:
+        testcapi.remove_mem_hooks()
+    if what == "simple dtype":
+        if failed:
+            assert DType.registered() == before
+        else:
+            assert DType.from_name(name).bits == 8
+    elif what == "numeric record":
+        if failed:
+            try:
+                numeric_info(d)
+            except LookupError:
+                pass
+            else:
+                raise AssertionError("a record was attached by a failed call")
+        else:
+            assert numeric_info(d) == record
+    else:
+        assert default_lattice() is lattice
+        if not failed:
+            assert result.promote_types(d, upper) is upper
+            assert result.promote_types(DType.Int8, DType.Int32) is DType.Int32
+    return failed

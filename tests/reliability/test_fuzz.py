@@ -1048,6 +1048,26 @@ class RegistryMachine(RuleBasedStateMachine):
                 if member != "__hash__" else (lambda self: 1))
         return d
 
+    @rule(which=st.sampled_from(hostile.MODULE_STAND_INS))
+    def replace_a_module_in_sys_modules(self, which):
+        hostile.sys_modules_replaced(which, unique_name("SmQ"))
+
+    @rule()
+    def share_a_miss_between_threads(self):
+        hostile.miss_shared_by_threads(unique_name("SmT"), rounds=1)
+
+    @rule(what=st.sampled_from(hostile.ALLOCATING_OPERATIONS),
+          index=st.integers(0, 60))
+    def fail_an_allocation(self, what, index):
+        name = unique_name("SmN")
+        failed = hostile.allocation_fails(what, name, index)
+        if failed is None:      # no _testcapi.set_nomemory here
+            return
+        if what != "simple dtype" or not failed:
+            self._registered(DType.from_name(name))
+        if what == "promotion edge":
+            self._registered(DType.from_name(name + "_up"))
+
     # -- the model, after every step ---------------------------------------------
     @invariant()
     def registry_matches_the_model(self):
