@@ -789,3 +789,46 @@ def test_a_miss_the_formats_pack_would_answer_says_to_import_it():
                 "to register it"), (label, report[label])
     for label in ("numpy U3", "dlpack (2, 8)"):
         assert "formats" not in report[label], report[label]
+
+
+def test_conversions_are_typed_by_their_target(tmp_path):
+    """Where the target is known, the result has its library's type:
+    mypy --strict accepts the right annotations and refuses wrong ones
+    (so the results are not Any)."""
+    pytest.importorskip("mypy", reason="mypy is not installed: mypy --strict check skipped")
+    good = tmp_path / "good.py"
+    bad = tmp_path / "bad.py"
+    torch_lines = ("import torch\n"
+                   "t = assert_type(interop.to_torch(DType.E4M3), torch.dtype)\n"
+                   "tp = assert_type(interop.planes(DType.MXFP4, 'torch'), "
+                   "tuple[interop.Plane[torch.dtype], ...])\n") if torch else ""
+    good.write_text(
+        "from typing import Any, assert_type\n"
+        "import numpy as np\n"
+        "from stride_weave import interop, numerics\n"
+        "from stride_weave.dtypes import DType, SimpleDType\n"
+        "n = assert_type(interop.to_numpy(DType.E4M3), np.dtype[Any])\n"
+        "p = assert_type(interop.planes(DType.MXFP4, 'numpy'), "
+        "tuple[interop.Plane[np.dtype[Any]], ...])\n"
+        "q = assert_type(interop.planes(DType.MXFP4, 'buffer_format'), "
+        "tuple[interop.Plane[str], ...])\n"
+        "r = assert_type(interop.planes(DType.MXFP4, numerics.iinfo), "
+        "tuple[interop.Plane[numerics.NumericInfo], ...])\n"
+        "d = assert_type(interop.dtype_of(np.zeros(2)), SimpleDType)\n" + torch_lines)
+    bad.write_text(
+        "from stride_weave import interop\n"
+        "from stride_weave.dtypes import DType\n"
+        "x: int = interop.to_numpy(DType.E4M3)\n"
+        "y: str = interop.planes(DType.MXFP4, 'dlpack')[0].foreign\n"
+        + ("z: int = interop.to_torch(DType.E4M3)\n" if torch else ""))
+    env = {k: v for k, v in __import__("os").environ.items() if k != "MYPYPATH"}
+    env["MYPY_CACHE_DIR"] = str(tmp_path / ".mypy_cache")
+    result = run_python(["-m", "mypy", "--strict", str(good)], cwd=tmp_path, env=env,
+                        timeout=600)
+    assert_exited(result, what="mypy --strict")
+    result = run_python(["-m", "mypy", "--strict", str(bad)], cwd=tmp_path, env=env,
+                        timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    for line in (3, 4) + ((5,) if torch else ()):
+        assert f"bad.py:{line}: error: Incompatible types in assignment" in result.stdout, \
+            result.stdout
