@@ -14,7 +14,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 from stride_weave.workers import WorkerSetup
 
 
-class StrideWeaveSetup(WorkerPlugin):  # type: ignore[misc]
+class StrideWeaveSetup(WorkerPlugin):
     """Runs a :class:`stride_weave.workers.WorkerSetup` on each worker."""
 
     def __init__(self, worker_setup: WorkerSetup, name: str) -> None:

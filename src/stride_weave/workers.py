@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from stride_weave._dtypes import set_unpickle_imports, unpickle_imports
 
 if TYPE_CHECKING:
-    from distributed.diagnostics.plugin import WorkerPlugin
+    from stride_weave._dask import StrideWeaveSetup
 
 __all__ = ["WorkerSetup", "initializer", "dask_plugin", "register_with_dask"]
 
@@ -121,7 +121,7 @@ def _allow(modules: tuple[str, ...]) -> None:
 
 
 def dask_plugin(*modules: str, define: Callable[[], object] | None = None,
-                name: str | None = None) -> WorkerPlugin:
+                name: str | None = None) -> StrideWeaveSetup:
     """A ``dask.distributed`` worker plugin whose ``setup`` runs
     ``initializer(*modules, define=define)`` on the worker: register it with
     ``client.register_plugin(plugin)``, as :func:`register_with_dask` does.
@@ -140,7 +140,7 @@ def dask_plugin(*modules: str, define: Callable[[], object] | None = None,
 
 def register_with_dask(client: Any, *modules: str,
                        define: Callable[[], object] | None = None,
-                       name: str | None = None) -> WorkerPlugin:
+                       name: str | None = None) -> StrideWeaveSetup:
     """Run ``initializer(*modules, define=define)`` on every worker of
     ``client``'s cluster, now and on every worker that joins later (a
     worker plugin, :func:`dask_plugin`); return the plugin. Register it

@@ -498,7 +498,8 @@ def test_interop_numerics_and_formats_pass_mypy_strict(tmp_path):
     env = {k: v for k, v in __import__("os").environ.items() if k != "MYPYPATH"}
     env["MYPY_CACHE_DIR"] = str(tmp_path / ".mypy_cache")
     for args in (["-p", "stride_weave.interop", "-p", "stride_weave.numerics",
-                  "-p", "stride_weave.formats"], [str(use)]):
+                  "-p", "stride_weave.formats", "-p", "stride_weave._packs",
+                  "-p", "stride_weave.workers", "-p", "stride_weave._dask"], [str(use)]):
         result = run_python(["-m", "mypy", "--strict", *args], cwd=tmp_path, env=env,
                             timeout=600)
         assert_exited(result, what="mypy --strict")
