@@ -260,7 +260,9 @@ def test_an_object_that_claims_to_be_an_array_is_not_believed():
 
 
 @pytest.mark.parametrize("obj", [3, "float32", b"dltensor", DType.Float32, np.float32,
-                                 [1.0], memoryview(b"ab")], ids=repr)
+                                 [1.0], memoryview(b"ab")],
+                         ids=["int", "str", "bytes", "descriptor", "numpy-type", "list",
+                              "memoryview"])
 def test_objects_that_are_no_array_are_a_type_error(obj):
     with pytest.raises(TypeError, match="dtype_of: obj must be a numpy, torch or Arrow array"):
         interop.dtype_of(obj)
