@@ -3,7 +3,6 @@ or Arrow array, of any object with __dlpack__, and of a DLPack capsule,
 which is read in C without consuming or renaming it. Hostile inputs (other
 capsules, consumed ones, crafted structs, objects whose __dlpack__ or dtype
 misbehave) are refused with TypeError or ValueError, never a crash."""
-import ctypes
 import datetime  # noqa: F401 - its C API capsule is one of the wrong ones
 
 import pytest
@@ -15,6 +14,7 @@ from stride_weave import _dtypes, interop
 from stride_weave.dtypes import DType, SimpleDType
 from stride_weave.interop import DLDataTypeCode as C
 from stride_weave.interop import NoEquivalentError
+from support.dlpack import capsule_name, crafted
 
 np = pytest.importorskip("numpy")
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -29,64 +29,6 @@ requires_torch = pytest.mark.skipif(torch is None, reason="torch is not importab
 SIMPLE = [d for d in DType.registered() if isinstance(d, SimpleDType)
           and (getattr(DType, d.name, None) is d or d in formats.FORMATS)]
 IN_NUMPY = [d for d in SIMPLE if interop.mapping(d).numpy is not None]
-
-
-# ---- crafted capsules ------------------------------------------------------------
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", _DLDataType), ("shape", ctypes.c_void_p),
-                ("strides", ctypes.c_void_p), ("byte_offset", ctypes.c_uint64)]
-
-
-class _DLManagedTensor(ctypes.Structure):
-    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p),
-                ("deleter", ctypes.c_void_p)]
-
-
-class _DLManagedTensorVersioned(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
-                ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p),
-                ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
-
-
-_new_capsule = ctypes.pythonapi.PyCapsule_New
-_new_capsule.restype = ctypes.py_object
-_new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-_capsule_name = ctypes.pythonapi.PyCapsule_GetName
-_capsule_name.restype = ctypes.c_char_p
-_capsule_name.argtypes = [ctypes.py_object]
-# The structs and names of crafted capsules live as long as the test run
-# (a capsule keeps only pointers to them).
-_KEEP = []
-
-
-_DEFAULT = object()
-
-
-def _crafted(code, bits, lanes, *, name=_DEFAULT, versioned=False, major=1):
-    """A capsule named ``name`` (by default the DLPack name of its struct;
-    None: no name) holding a tensor struct whose data type is (code, bits,
-    lanes); no destructor (the struct is ours)."""
-    if name is _DEFAULT:
-        name = b"dltensor_versioned" if versioned else b"dltensor"
-    if versioned:
-        managed = _DLManagedTensorVersioned(major=major, minor=0)
-    else:
-        managed = _DLManagedTensor()
-    managed.dl_tensor.device = _DLDevice(1, 0)
-    managed.dl_tensor.dtype = _DLDataType(code, bits, lanes)
-    name_buffer = None if name is None else ctypes.create_string_buffer(name)
-    _KEEP.append((managed, name_buffer))
-    return _new_capsule(ctypes.addressof(managed), name_buffer, None)
 
 
 # ---- arrays of the libraries ----------------------------------------------------------
@@ -119,11 +61,11 @@ def test_a_numpy_subclass_cannot_answer_for_its_dtype():
 def test_numpy_capsules_are_read_and_left_as_they_were(version):
     array = np.arange(4, dtype=np.int32)
     capsule = array.__dlpack__() if version is None else array.__dlpack__(max_version=version)
-    name = _capsule_name(capsule)
+    name = capsule_name(capsule)
     assert name == (b"dltensor" if version is None else b"dltensor_versioned")
     assert interop.dtype_of(capsule) is DType.Int32
     assert interop.dtype_of(capsule) is DType.Int32     # not consumed: read again
-    assert _capsule_name(capsule) == name
+    assert capsule_name(capsule) == name
 
     class Holder:
         def __dlpack__(self, **kwargs):
@@ -134,7 +76,7 @@ def test_numpy_capsules_are_read_and_left_as_they_were(version):
 
     # a consumer still takes it, whole
     assert np.from_dlpack(Holder()).tolist() == [0, 1, 2, 3]
-    assert _capsule_name(capsule).startswith(b"used_")
+    assert capsule_name(capsule).startswith(b"used_")
     with pytest.raises(ValueError, match=r"dtype_of: the capsule was consumed already "
                                          r"\(its name is b'used_dltensor"):
         interop.dtype_of(capsule)
@@ -150,18 +92,10 @@ def test_arrow_arrays_and_chunked_arrays():
 
 
 def test_an_arrow_extension_array_has_no_equivalent():
-    class Tagged(pa.ExtensionType):
-        def __init__(self):
-            super().__init__(pa.int32(), "stride_weave.test.dtype_of.tagged")
+    from support.arrow import extension_type
 
-        def __arrow_ext_serialize__(self):
-            return b""
-
-        @classmethod
-        def __arrow_ext_deserialize__(cls, storage_type, serialized):
-            return cls()
-
-    array = pa.ExtensionArray.from_storage(Tagged(), pa.array([1, 2], pa.int32()))
+    tagged = extension_type("stride_weave.test.dtype_of.tagged")
+    array = pa.ExtensionArray.from_storage(tagged, pa.array([1, 2], pa.int32()))
     with pytest.raises(NoEquivalentError, match="the extension type of class .*Tagged"):
         interop.dtype_of(array)
 
@@ -273,16 +207,16 @@ def test_objects_that_are_no_array_are_a_type_error(obj):
 @pytest.mark.parametrize("capsule, match", [
     (_dtypes._C_API, r"got a capsule named b'stride_weave._dtypes._C_API'"),
     (datetime.datetime_CAPI, r"got a capsule named b'datetime.datetime_CAPI'"),
-    (_crafted(2, 32, 1, name=b"dltensor_v2"), r"got a capsule named b'dltensor_v2'"),
-    (_crafted(2, 32, 1, name=None), "got a capsule without a name"),
-    (_crafted(2, 32, 1, name=b"used_dltensor_versioned", versioned=True),
+    (crafted(2, 32, 1, name=b"dltensor_v2"), r"got a capsule named b'dltensor_v2'"),
+    (crafted(2, 32, 1, name=None), "got a capsule without a name"),
+    (crafted(2, 32, 1, name=b"used_dltensor_versioned", versioned=True),
      "the capsule was consumed already"),
-    (_crafted(2, 32, 1, versioned=True, major=2),
+    (crafted(2, 32, 1, versioned=True, major=2),
      "holds a DLPack 2.0 tensor; only major version 1 is known here"),
-    (_crafted(2, 32, 1, versioned=True, major=0),
+    (crafted(2, 32, 1, versioned=True, major=0),
      "holds a DLPack 0.0 tensor"),
-    (_crafted(2, 0, 1), r"DLDataType is invalid: code 2, bits 0, lanes 1"),
-    (_crafted(2, 32, 0, versioned=True), r"DLDataType is invalid: code 2, bits 32, lanes 0"),
+    (crafted(2, 0, 1), r"DLDataType is invalid: code 2, bits 0, lanes 1"),
+    (crafted(2, 32, 0, versioned=True), r"DLDataType is invalid: code 2, bits 32, lanes 0"),
 ], ids=["capi", "datetime", "other-name", "no-name", "consumed", "major-2", "major-0",
         "bits-0", "lanes-0"])
 def test_a_capsule_that_is_not_a_dlpack_tensor_is_a_value_error(capsule, match):
@@ -302,7 +236,7 @@ def test_any_crafted_data_type_reads_as_its_triple(code, bits, lanes, versioned)
     """Whatever the data type, the reader returns it as it is (or refuses a
     zero width), and dtype_of is from_dlpack of it; sub-byte lanes that
     fill one byte are their element format."""
-    capsule = _crafted(code, bits, lanes, versioned=versioned)
+    capsule = crafted(code, bits, lanes, versioned=versioned)
     if bits == 0 or lanes == 0:
         with pytest.raises(ValueError, match="DLDataType is invalid"):
             interop.dtype_of(capsule)
@@ -319,10 +253,10 @@ def test_any_crafted_data_type_reads_as_its_triple(code, bits, lanes, versioned)
 
 
 def test_packed_sub_byte_lanes_are_the_element_format():
-    assert interop.dtype_of(_crafted(C.kDLFloat4_e2m1fn, 4, 2)) is DType.E2M1
-    assert interop.dtype_of(_crafted(C.kDLFloat4_e2m1fn, 4, 1)) is DType.E2M1
+    assert interop.dtype_of(crafted(C.kDLFloat4_e2m1fn, 4, 2)) is DType.E2M1
+    assert interop.dtype_of(crafted(C.kDLFloat4_e2m1fn, 4, 1)) is DType.E2M1
     with pytest.raises(NoEquivalentError, match=r"dlpack DLPackDType\(code=17, bits=4, "
                                                 r"lanes=4\)"):
-        interop.dtype_of(_crafted(C.kDLFloat4_e2m1fn, 4, 4))
+        interop.dtype_of(crafted(C.kDLFloat4_e2m1fn, 4, 4))
     with pytest.raises(NoEquivalentError):
-        interop.dtype_of(_crafted(C.kDLFloat, 32, 2))   # a vector type
+        interop.dtype_of(crafted(C.kDLFloat, 32, 2))   # a vector type

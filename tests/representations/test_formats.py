@@ -127,9 +127,10 @@ def test_pack_dtypes_pickles_name_the_pack():
 # the error (type and message), which of the pack's names are registered,
 # whether the module is in sys.modules, and the reverse lookups of a few
 # foreign dtypes the pack maps.
-_IMPORT_CHILD = r"""
+# The start of each child below: which of the pack's names are registered.
+_CHILD_PRELUDE = r"""
 import json, sys
-from stride_weave import _packs, interop
+from stride_weave import _packs, interop, numerics
 from stride_weave.dtypes import DType, SimpleDType, DTypeCategory
 
 def registered():
@@ -141,6 +142,9 @@ def registered():
             continue
         out.append(name)
     return out
+"""
+
+_IMPORT_CHILD = _CHILD_PRELUDE + r"""
 
 def lookups():
     out = {}
@@ -226,11 +230,7 @@ def test_a_mapping_of_one_of_the_packs_foreign_dtypes_does_not_refuse_the_import
 
 # A child whose numerics.register_numeric_info fails with MemoryError on its
 # Nth call, as an allocation can, while the pack registers; then a retry.
-_HALF_WAY_CHILD = r"""
-import json, sys
-from stride_weave import _packs, interop, numerics
-from stride_weave.dtypes import DType
-
+_HALF_WAY_CHILD = _CHILD_PRELUDE + r"""
 real = numerics.register_numeric_info
 calls = []
 
@@ -239,16 +239,6 @@ def failing(dtype, record):
     if len(calls) == FAIL_AT:
         raise MemoryError
     return real(dtype, record)
-
-def registered():
-    found = []
-    for name in _packs.FORMATS_NAMES:
-        try:
-            DType.from_name(name)
-        except LookupError:
-            continue
-        found.append(name)
-    return found
 
 numerics.register_numeric_info = failing
 try:

@@ -2,7 +2,6 @@
 formats pack) is a round trip against the real library or a tested "no
 equivalent" error; real buffers are exchanged where the libraries allow it;
 extension mappings are validated; the module imports no foreign library."""
-import ctypes
 import struct
 import sys
 import threading
@@ -13,6 +12,7 @@ from hypothesis import strategies as st
 
 import stride_weave.formats as formats
 from support import assert_exited, run_python, unique_name
+from support.dlpack import capsule_dtype
 from stride_weave import interop
 from stride_weave.dtypes import DType, SimpleDType, Whole
 from stride_weave.interop import DLDataTypeCode as C
@@ -176,30 +176,6 @@ def test_torch_round_trip_or_no_equivalent(name):
 
 # ---- real DLPack exchange ---------------------------------------------------------
 
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", _DLDataType)]
-
-
-def _capsule_dtype(capsule):
-    """The DLDataType of an unversioned "dltensor" capsule (the DLTensor is
-    the first member of DLManagedTensor)."""
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype = ctypes.c_void_p
-    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    tensor = _DLTensor.from_address(get(capsule, b"dltensor"))
-    assert tensor.device.device_type == 1   # kDLCPU
-    return (tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes)
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_numpy_arrays_report_the_mapped_dlpack_dtype(name):
     """A real exchange: the DLDataType numpy puts in the capsule of an array
@@ -213,7 +189,7 @@ def test_numpy_arrays_report_the_mapped_dlpack_dtype(name):
         assert hasattr(ml_dtypes, array.dtype.name), exc   # numpy's own always work
         pytest.skip(f"numpy {np.__version__} does not export {array.dtype} through "
                     f"DLPack: {exc}")
-    assert _capsule_dtype(capsule) == tuple(interop.to_dlpack(d))
+    assert capsule_dtype(capsule) == tuple(interop.to_dlpack(d))
     # and numpy's own consumer reads it back as the same numpy dtype
     assert np.from_dlpack(array).dtype == interop.to_numpy(d)
 
@@ -227,7 +203,7 @@ def test_torch_tensors_report_the_mapped_dlpack_dtype(name):
         capsule = tensor.__dlpack__()
     except (BufferError, RuntimeError, TypeError) as exc:
         pytest.skip(f"torch {torch.__version__} does not export {tensor.dtype}: {exc}")
-    code, bits, lanes = _capsule_dtype(capsule)
+    code, bits, lanes = capsule_dtype(capsule)
     expected = interop.to_dlpack(d)
     assert (code, bits) == (expected.code, expected.bits)
     # float4_e2m1fn_x2 is exported as two lanes of e2m1fn: the packed pair.
@@ -682,23 +658,15 @@ def test_a_bad_arrow_equivalent_is_a_value_error(value, error, match):
 
 
 def test_an_arrow_extension_type_is_refused():
-    class Tagged(pa.ExtensionType):
-        def __init__(self):
-            super().__init__(pa.int32(), "stride_weave.test.tagged")
+    from support.arrow import extension_type
 
-        def __arrow_ext_serialize__(self):
-            return b""
-
-        @classmethod
-        def __arrow_ext_deserialize__(cls, storage_type, serialized):
-            return cls()
-
+    tagged = extension_type("stride_weave.test.interop.tagged")
     d = _ext(bits=32)
     with pytest.raises(TypeError, match="expected a type of one of pyarrow's own classes"):
-        interop.register_mapping(d, arrow=Tagged())
+        interop.register_mapping(d, arrow=tagged)
     assert interop.mapping(d) == interop.Mapping()
     with pytest.raises(NoEquivalentError, match="the extension type of class .*Tagged"):
-        interop.from_arrow(Tagged())
+        interop.from_arrow(tagged)
 
 
 # ---- complex formats -----------------------------------------------------------------
