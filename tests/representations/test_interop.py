@@ -621,6 +621,11 @@ def test_an_arrow_type_object_is_a_mapping(factory, bits, stored):
     if stored is None:
         assert declared.arrow == arrow_type and type(declared.arrow) is type(arrow_type)
         assert declared.as_dict()["arrow"] == str(arrow_type)
+        # the command line shows (and writes as JSON) its str()
+        from stride_weave import _cli
+
+        assert _cli.mappings_data(d)["arrow"] == str(arrow_type)
+        assert f"Arrow {_cli.display_name(str(arrow_type))}" in _cli.mappings_text(d)
     else:
         assert declared.arrow == stored and type(declared.arrow) is str
     assert interop.to_arrow(d) == arrow_type
