@@ -12,6 +12,7 @@ this file adds nothing to ``sys.path``, so the documentation always describes
 the build that is importable, and the build fails if none is.
 """
 
+import doctest
 import os
 import re
 import sys
@@ -57,6 +58,11 @@ autodoc_typehints = "none"
 # example belong to __main__, as they would in a script or at the prompt
 # (a rule's structure names its class's module).
 doctest_global_setup = '__name__ = "__main__"'
+# Exception messages are compared: Sphinx's default flags include
+# IGNORE_EXCEPTION_DETAIL, which would accept an example whose message is
+# no longer the one the library raises. ELLIPSIS lets an example elide
+# what varies ("{...: True}" for a Dask worker's address).
+doctest_default_flags = doctest.ELLIPSIS | doctest.DONT_ACCEPT_TRUE_FOR_1
 
 # furo: a responsive theme whose content column is wide enough for the
 # doctest lines (up to about 100 characters) without scrolling.

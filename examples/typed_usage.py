@@ -13,6 +13,7 @@ import pickle
 from dataclasses import dataclass
 from typing import assert_type
 
+from stride_weave import interop, numerics, workers
 from stride_weave._typing import (
     AdjacentLayout,
     LevelShape,
@@ -208,6 +209,23 @@ def main() -> None:
     assert isinstance(first_rule, LevelExtent) and first_rule.extent == 32
     assert BlockScaledDType.from_name("MXFP4") is mxfp4
     assert pickle.loads(pickle.dumps(bf16_mx)) is bf16_mx
+
+    # Conversions: each one's result has its target's type.
+    triple = assert_type(interop.to_dlpack(DType.E4M3), interop.DLPackDType)
+    assert interop.from_dlpack(*triple) is DType.E4M3
+    assert assert_type(interop.to_buffer_format(DType.Float32), str) == "f"
+    planes = assert_type(interop.planes(DType.NVFP4, "dlpack"),
+                         tuple[interop.Plane[interop.DLPackDType], ...])
+    assert [p.foreign.code for p in planes] == [17, 10, 2]
+    records = assert_type(interop.planes(DType.MXFP4, numerics.finfo),
+                          tuple[interop.Plane[numerics.NumericInfo], ...])
+    assert records[0].foreign.max == 6.0
+    declared = assert_type(interop.register_mapping(bf16, dlpack=(4, 16)),
+                           interop.Mapping)
+    assert interop.to_dlpack(bf16) == declared.dlpack
+    # What each worker of a pool runs first: definitions included.
+    setup = assert_type(workers.initializer("json"), workers.WorkerSetup)
+    assert setup.modules == ("json",)
 
     print(f"registered {bf16!r}, {si8!r}, {quantized!r}; rules ok")
 

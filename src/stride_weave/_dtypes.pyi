@@ -413,17 +413,23 @@ def declare_promotions(edges: Iterable[tuple[DType, DType]], /) -> None: ...
 def default_lattice() -> PromotionLattice: ...
 def _promotion_exclusion(dtype: DType, /) -> str | None: ...
 
+# The (code, bits, lanes) of a DLPack capsule's DLDataType, for
+# stride_weave.interop.dtype_of(); not for other code.
+def _dlpack_dtype(capsule: object, /) -> tuple[int, int, int]: ...
+
 # The C API capsule "stride_weave._dtypes._C_API", for C extensions through
 # <stride_weave/dtypes.h> (docs/c-api.md); not for Python code.
 @final
 class UnknownNameError(LookupError):
     """No descriptor is registered under the name looked up.
 
-    Private to stride_weave (not exported by stride_weave.dtypes): catch
-    LookupError.  The message (args[0], str()) is formatted when first read,
-    from the names registered when the lookup failed.
+    Exported as stride_weave.dtypes.UnknownNameError, a LookupError.  The
+    message (args[0], str()) is formatted when first read, from the names
+    registered when the lookup failed.
     """
 
+# The C API capsule "stride_weave._dtypes._C_API", for C extensions through
+# <stride_weave/dtypes.h> (docs/c-api.md); not for Python code.
 _C_API: object
 
 def _reconstruct(

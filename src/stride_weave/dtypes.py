@@ -17,6 +17,7 @@ from stride_weave._dtypes import (
     RepresentationRule,
     SimpleDType,
     SymbolicBits,
+    UnknownNameError,
     Whole,
     WholeExtent,
     can_cast,
@@ -43,6 +44,8 @@ __all__ = [
     "Whole",
     "WholeExtent",
     "SymbolicBits",
+    # The LookupError of a name that is not registered (from_name).
+    "UnknownNameError",
     # Which modules unpickling a descriptor may import (docs/pickling.md).
     "set_unpickle_imports",
     "unpickle_imports",

@@ -25,21 +25,41 @@ name              bits      category    encoding
 
 ``Complex`` is a category of this pack, directly under ``DType.Any``. Each
 format has its numeric record (:mod:`stride_weave.numerics`) and its
-foreign equivalents (:mod:`stride_weave.interop`). Importing the pack also
-declares its promotion edges into the default lattice (``PROMOTIONS``), so
-``promote_types(Int8, UInt8)`` is ``Int16``; ``Int4``, ``UInt4`` and the
-fnuz formats take part in no implicit promotion. The names are taken for
-the whole process once the pack is imported; importing it again (or
-reloading it) finds the registered descriptors and checks that they are the
-pack's, and raises ValueError if another definition holds one of its names.
+foreign equivalents (:mod:`stride_weave.interop`). The table itself is
+``stride_weave._packs``, which the conversions and the lookup errors read
+to say "import stride_weave.formats" without importing the pack.
+
+Importing the pack is all or nothing. It first checks everything that can
+refuse it: each of its names must be free, or registered by this pack
+itself (an earlier import in this process) with the same definition, the
+same numeric record (or none) and the same mapping (or none). Only then
+does it register, and nothing after the first registration can fail but
+an out-of-memory error (or another thread registering one of its names
+at that very moment); an import that failed there completes when it is
+tried again. A name registered by any other module, even with the same
+structure, refuses the import with a ValueError naming that module, and
+nothing is registered: the pack never adopts another module's
+descriptor, so its descriptors' pickles always name this module.
+
+Where another dtype already maps one of the pack's foreign dtypes
+(``float8_e4m3fnuz`` mapped by an extension first), that dtype stays the
+canonical equivalent and the pack's format is an alias for it
+(:func:`stride_weave.interop.register_mapping`): ``to_numpy`` of the
+pack's format works, ``from_numpy`` gives the first one.
+
+Importing the pack also declares its promotion edges into the default
+lattice (``PROMOTIONS``), so ``promote_types(Int8, UInt8)`` is ``Int16``;
+``Int4``, ``UInt4`` and the fnuz formats take part in no implicit promotion.
 """
 
 from __future__ import annotations
 
+from typing import Any, NamedTuple
+
+from stride_weave import _packs
 from stride_weave._dtypes import DType, DTypeCategory, SimpleDType, declare_promotions
-from stride_weave.interop import DLDataTypeCode as _C
-from stride_weave.interop import _declare
-from stride_weave.numerics import NanEncoding, NumericInfo, register_numeric_info
+from stride_weave.interop import _declared_as, _prepare, _publish, mapping
+from stride_weave.numerics import NumericInfo, numeric_info, register_numeric_info
 
 __all__ = [
     "Complex",
@@ -61,6 +81,20 @@ __all__ = [
     "PROMOTIONS",
 ]
 
+_WHERE = _packs.FORMATS_MODULE
+
+
+class _Planned(NamedTuple):
+    """One name of the pack, checked: what to register (or the registered
+    descriptor of an earlier import of the pack) and what to attach."""
+
+    name: str
+    bits: int | None              # None for a category
+    supertype: str
+    record: NumericInfo | None    # None for a category
+    data: tuple[Any, ...] | None  # the prepared mapping; None for a category
+    found: DType | None
+
 
 def _existing(name: str) -> DType | None:
     try:
@@ -69,116 +103,128 @@ def _existing(name: str) -> DType | None:
         return None
 
 
-def _category(name: str, supertype: DTypeCategory) -> DTypeCategory:
-    found = _existing(name)
-    if found is None:
-        return DTypeCategory(name, supertype=supertype)
-    if not isinstance(found, DTypeCategory) or found.supertype is not supertype:
+def _registered_by(found: DType) -> str | None:
+    """The module that registered ``found`` (what its pickle names), or
+    None for a built-in. Read from the model's own pickle, in C."""
+    args = found.__reduce_ex__(2)[1]
+    module: object = args[1] if len(args) == 2 else None
+    return module if type(module) is str else None
+
+
+def _check_found(name: str, found: DType, cls: type, bits: int | None,
+                 supertype: str) -> None:
+    """The registered ``found`` must be this pack's own definition of
+    ``name``, registered by this pack."""
+    owner = _registered_by(found)
+    what = f"category under {supertype}" if bits is None else f"{bits}-bit {supertype} format"
+    # The exact class first: only then are its accessors the model's own.
+    ours = (type(found) is cls and owner == _WHERE and found.supertype is not None
+            and found.supertype.name == supertype
+            and (bits is None or (isinstance(found, SimpleDType) and found.bits == bits)))
+    if not ours:
+        by = "a built-in" if owner is None else f"module {owner!r}"
         raise ValueError(
-            f"stride_weave.formats: the name {name!r} is already registered as "
-            f"{found!r}, not as this pack's category under {supertype.name}"
+            f"{_WHERE}: the name {name!r} is already registered by {by} as "
+            f"{found!r}; this pack registers its own {what} under that name "
+            f"and adopts no other module's descriptor, so nothing was "
+            f"registered (register yours under another name, or import "
+            f"{_WHERE} first and use its {name})"
         )
-    return found
 
 
-def _simple(name: str, bits: int, supertype: DTypeCategory) -> SimpleDType:
-    found = _existing(name)
-    if found is None:
-        return SimpleDType(name, bits=bits, supertype=supertype)
-    if (not isinstance(found, SimpleDType) or found.bits != bits
-            or found.supertype is not supertype):
+def _numeric_record(params: tuple[Any, ...]) -> NumericInfo:
+    if params[0] == "floating":
+        _, encoding, keywords = params
+        return NumericInfo.floating(encoding, **dict(keywords))
+    _, bits, signed = params
+    return NumericInfo.integer(bits, signed=signed)
+
+
+def _check_attached(found: SimpleDType, record: NumericInfo, data: tuple[Any, ...]) -> None:
+    """An earlier import's descriptor must have this pack's record and
+    mapping, or none yet (an import that stopped half-way)."""
+    try:
+        current: NumericInfo | None = numeric_info(found)
+    except LookupError:
+        current = None
+    if current is not None and current != record:
         raise ValueError(
-            f"stride_weave.formats: the name {name!r} is already registered as "
-            f"{found!r}, not as this pack's {bits}-bit {supertype.name} format"
+            f"{_WHERE}: {found.name} has the numeric record {current!r}, not this "
+            f"pack's {record!r}; nothing was registered"
         )
-    return found
+    if _declared_as(found, data) is False:
+        raise ValueError(
+            f"{_WHERE}: {found.name} is mapped to {mapping(found)!r}, not as this "
+            f"pack maps it; nothing was registered"
+        )
 
 
-Complex: DTypeCategory = _category("Complex", DType.Any)
-
-_f = NumericInfo.floating
-_ieee: NanEncoding = "ieee"
-# name, bits, category, numeric record, equivalents (numpy, dlpack, arrow,
-# buffer format, torch).
-_SPECS: tuple[tuple[str, int, DTypeCategory, NumericInfo,
-                     tuple[str | None, tuple[int, int] | None, str | None, str | None,
-                           str | None]], ...] = (
-    ("Float16", 16, DType.Floating,
-     _f("ieee754_binary16", exponent_bits=5, mantissa_bits=10, bias=15, nan_encoding=_ieee),
-     ("float16", (_C.kDLFloat, 16), "float16", "e", "float16")),
-    ("BFloat16", 16, DType.Floating,
-     _f("bfloat16", exponent_bits=8, mantissa_bits=7, bias=127, nan_encoding=_ieee),
-     ("bfloat16", (_C.kDLBfloat, 16), None, None, "bfloat16")),
-    ("E4M3FNUZ", 8, DType.Floating,
-     _f("float8_e4m3fnuz", exponent_bits=4, mantissa_bits=3, bias=8,
-        nan_encoding="negative_zero"),
-     ("float8_e4m3fnuz", (_C.kDLFloat8_e4m3fnuz, 8), None, None, "float8_e4m3fnuz")),
-    ("E5M2FNUZ", 8, DType.Floating,
-     _f("float8_e5m2fnuz", exponent_bits=5, mantissa_bits=2, bias=16,
-        nan_encoding="negative_zero"),
-     ("float8_e5m2fnuz", (_C.kDLFloat8_e5m2fnuz, 8), None, None, "float8_e5m2fnuz")),
-    ("Int16", 16, DType.Integer, NumericInfo.integer(16, signed=True),
-     ("int16", (_C.kDLInt, 16), "int16", "h", "int16")),
-    ("Int64", 64, DType.Integer, NumericInfo.integer(64, signed=True),
-     ("int64", (_C.kDLInt, 64), "int64", "q", "int64")),
-    # torch.int4/uint4 are one-byte placeholders, not 4-bit storage: none.
-    ("Int4", 4, DType.Integer, NumericInfo.integer(4, signed=True),
-     ("int4", (_C.kDLInt, 4), None, None, None)),
-    ("UInt8", 8, DType.Integer, NumericInfo.integer(8, signed=False),
-     ("uint8", (_C.kDLUInt, 8), "uint8", "B", "uint8")),
-    ("UInt16", 16, DType.Integer, NumericInfo.integer(16, signed=False),
-     ("uint16", (_C.kDLUInt, 16), "uint16", "H", "uint16")),
-    ("UInt32", 32, DType.Integer, NumericInfo.integer(32, signed=False),
-     ("uint32", (_C.kDLUInt, 32), "uint32", "I", "uint32")),
-    ("UInt64", 64, DType.Integer, NumericInfo.integer(64, signed=False),
-     ("uint64", (_C.kDLUInt, 64), "uint64", "Q", "uint64")),
-    ("UInt4", 4, DType.Integer, NumericInfo.integer(4, signed=False),
-     ("uint4", (_C.kDLUInt, 4), None, None, None)),
-    ("Complex64", 64, Complex,
-     _f("complex64", exponent_bits=8, mantissa_bits=23, bias=127, nan_encoding=_ieee,
-        complex=True),
-     ("complex64", (_C.kDLComplex, 64), None, "Zf", "complex64")),
-    ("Complex128", 128, Complex,
-     _f("complex128", exponent_bits=11, mantissa_bits=52, bias=1023, nan_encoding=_ieee,
-        complex=True),
-     ("complex128", (_C.kDLComplex, 128), None, "Zd", "complex128")),
-)
+def _plan() -> tuple[_Planned, ...]:
+    """Everything the import will do, checked before anything is
+    registered; ValueError when any of it would be refused."""
+    planned = []
+    for name, supertype in _packs.FORMATS_CATEGORIES:
+        found = _existing(name)
+        if found is not None:
+            _check_found(name, found, DTypeCategory, None, supertype)
+        planned.append(_Planned(name, None, supertype, None, None, found))
+    for name, bits, supertype, params, equivalents in _packs.FORMATS_TABLE:
+        record = _numeric_record(params)
+        data = _prepare(name, bits, equivalents, check_now=False)
+        found = _existing(name)
+        if found is not None:
+            _check_found(name, found, SimpleDType, bits, supertype)
+            assert isinstance(found, SimpleDType)
+            _check_attached(found, record, data)
+        planned.append(_Planned(name, bits, supertype, record, data, found))
+    return tuple(planned)
 
 
-def _register() -> dict[str, SimpleDType]:
-    registered = {}
-    for name, bits, category, record, (numpy, dlpack, arrow, buffer_format,
-                                       torch) in _SPECS:
-        dtype = _simple(name, bits, category)
-        register_numeric_info(dtype, record)
-        # As register_mapping, without resolving the names now: importing the
-        # pack imports no foreign library.
-        _declare(dtype, {"numpy": numpy, "dlpack": dlpack, "arrow": arrow,
-                         "buffer_format": buffer_format, "torch": torch},
-                 check_now=False)
-        registered[name] = dtype
-    return registered
+def _register(planned: tuple[_Planned, ...]) -> tuple[dict[str, DTypeCategory],
+                                                  dict[str, SimpleDType]]:
+    """Register what ``_plan`` checked: the categories, then the formats.
+    A descriptor of an earlier import is kept, and gets what it lacks."""
+    categories: dict[str, DTypeCategory] = {}
+    formats: dict[str, SimpleDType] = {}
+    for p in planned:
+        found = p.found
+        supertype = categories.get(p.supertype) or DType.from_name(p.supertype)
+        assert isinstance(supertype, DTypeCategory)
+        if p.bits is None:
+            assert found is None or isinstance(found, DTypeCategory)
+            categories[p.name] = found or DTypeCategory(p.name, supertype=supertype)
+            continue
+        assert found is None or isinstance(found, SimpleDType)
+        assert p.record is not None and p.data is not None
+        d = found or SimpleDType(p.name, bits=p.bits, supertype=supertype)
+        register_numeric_info(d, p.record)   # an equal record again is harmless
+        # The first mapping of a foreign dtype stays canonical: where an
+        # extension mapped one first, the pack's format is an alias.
+        _publish(d, p.data, alias=True)
+        formats[p.name] = d
+    return categories, formats
 
 
-_registered = _register()
+_categories, _formats = _register(_plan())
 
-Float16: SimpleDType = _registered["Float16"]
-BFloat16: SimpleDType = _registered["BFloat16"]
-E4M3FNUZ: SimpleDType = _registered["E4M3FNUZ"]
-E5M2FNUZ: SimpleDType = _registered["E5M2FNUZ"]
-Int16: SimpleDType = _registered["Int16"]
-Int64: SimpleDType = _registered["Int64"]
-Int4: SimpleDType = _registered["Int4"]
-UInt8: SimpleDType = _registered["UInt8"]
-UInt16: SimpleDType = _registered["UInt16"]
-UInt32: SimpleDType = _registered["UInt32"]
-UInt64: SimpleDType = _registered["UInt64"]
-UInt4: SimpleDType = _registered["UInt4"]
-Complex64: SimpleDType = _registered["Complex64"]
-Complex128: SimpleDType = _registered["Complex128"]
+Complex: DTypeCategory = _categories["Complex"]
+Float16: SimpleDType = _formats["Float16"]
+BFloat16: SimpleDType = _formats["BFloat16"]
+E4M3FNUZ: SimpleDType = _formats["E4M3FNUZ"]
+E5M2FNUZ: SimpleDType = _formats["E5M2FNUZ"]
+Int16: SimpleDType = _formats["Int16"]
+Int64: SimpleDType = _formats["Int64"]
+Int4: SimpleDType = _formats["Int4"]
+UInt8: SimpleDType = _formats["UInt8"]
+UInt16: SimpleDType = _formats["UInt16"]
+UInt32: SimpleDType = _formats["UInt32"]
+UInt64: SimpleDType = _formats["UInt64"]
+UInt4: SimpleDType = _formats["UInt4"]
+Complex64: SimpleDType = _formats["Complex64"]
+Complex128: SimpleDType = _formats["Complex128"]
 
 #: Every format of the pack, in the order of the table above.
-FORMATS: tuple[SimpleDType, ...] = tuple(_registered.values())
+FORMATS: tuple[SimpleDType, ...] = tuple(_formats.values())
 
 #: The pack's edges of the default promotion lattice, (lower, upper) pairs,
 #: declared together when the pack is imported. With the built-in edges

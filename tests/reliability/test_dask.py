@@ -9,6 +9,7 @@ the workers may import because their environment allows that module
 (STRIDE_WEAVE_UNPICKLE_IMPORTS, docs/processes.md).
 """
 import contextlib
+import json
 import pickle
 import sys
 import textwrap
@@ -215,3 +216,93 @@ def test_a_payload_no_worker_can_load_is_a_client_error_not_a_hang(
         future = c.submit(client_only_module.plain_function, 1, pure=False)
         with pytest.raises(distributed.KilledWorker):
             future.result(timeout=TIMEOUT)
+
+
+def _wait_until(predicate, timeout=TIMEOUT):
+    """Poll ``predicate`` until it is true, for at most ``timeout`` seconds
+    (a bound on the wait, not a performance claim); return its last value."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not (result := predicate()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return result
+
+
+def test_under_default_settings_a_payload_no_worker_can_load_waits_for_a_worker(
+        tmp_path, monkeypatch):
+    """What docs/processes.md says happens with Dask's default settings
+    (allowed-failures 3): each worker that receives the payload closes, for
+    good; once none is left, the task waits for a worker that never comes,
+    so the client's result() ends only at its own timeout."""
+    with local_cluster_client() as c:
+        client_only_module = _client_only_module(tmp_path, monkeypatch)
+        future = c.submit(echo, client_only_module.ONLY_HERE, pure=False)
+        assert _wait_until(lambda: not c.scheduler_info()["workers"]), \
+            "the workers that received the payload are still there"
+        assert future.status == "pending"
+        with pytest.raises(TimeoutError):
+            future.result(timeout=1)
+
+
+# A script, run as __main__ with a cluster of its own and Dask's default
+# settings: descriptors defined in the script reach the workers through
+# stride_weave.workers.register_with_dask, those that join later included.
+_SCRIPT = '''
+import copy, json, logging, sys
+from distributed import Client, LocalCluster
+from stride_weave import workers
+from stride_weave.dtypes import DType, SimpleDType, unpickle_imports
+
+def define():
+    return SimpleDType.ensure("DaskScriptFloat12", bits=12, supertype=DType.Floating)
+
+def has_it():
+    return any(d.name == "DaskScriptFloat12" for d in DType.registered())
+
+if __name__ == "__main__":
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    d = define()
+    out = {}
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      host="127.0.0.1", dashboard_address=":0",
+                      worker_dashboard_address=":0") as cluster, \\
+            Client(cluster, timeout=60) as client:
+        client.wait_for_workers(2, timeout=60)
+        plugin = workers.register_with_dask(client, "json", define=define)
+        out["name"] = plugin.name
+        out["echo"] = client.submit(copy.copy, d, pure=False).result(timeout=60) is d
+        out["both"] = client.gather([client.submit(copy.copy, [d], pure=False, workers=[w])
+                                     for w in client.scheduler_info()["workers"]],
+                                    errors="raise") == [[d], [d]]
+        out["policies"] = sorted(set(client.run(unpickle_imports).values()))
+        cluster.scale(3)
+        client.wait_for_workers(3, timeout=60)
+        out["late_worker"] = sorted(client.run(has_it).values())
+        # registering it again (a cell run again) is harmless
+        workers.register_with_dask(client, "json", define=define)
+        out["again"] = client.submit(copy.copy, d, pure=False).result(timeout=60) is d
+    print(json.dumps(out))
+'''
+
+
+def test_register_with_dask_defines_main_descriptors_on_every_worker(tmp_path):
+    from support import assert_exited, child_env, run_python
+
+    script = tmp_path / "script.py"
+    script.write_text(_SCRIPT)
+    proc = run_python([script], env=child_env(), cwd=tmp_path, timeout=240)
+    assert_exited(proc)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out == {"name": "stride_weave.workers:json,define", "echo": True, "both": True,
+                   "policies": [["json", "stride_weave.formats"]],
+                   "late_worker": [True, True, True], "again": True}
+
+
+def test_the_dask_plugin_is_a_worker_plugin():
+    from stride_weave import workers
+
+    plugin = workers.dask_plugin("json", name="mine")
+    assert isinstance(plugin, distributed.WorkerPlugin)
+    assert plugin.name == "mine" and plugin.worker_setup.modules == ("json",)
+    assert pickle.loads(pickle.dumps(plugin)).worker_setup == plugin.worker_setup

@@ -201,3 +201,112 @@ def test_worker_with_a_different_definition_gets_a_clear_value_error(kind, metho
     ok("Float32-again", "Float32")   # the pool, and its worker, survived
     assert {"simple", "compound"} == DIFFERS_WHEN_WIDE
     assert proc.stderr == "", proc.stderr
+
+
+# ---- stride_weave.workers: definitions registered in every worker -----------------
+
+# A script, run as __main__: its descriptors are defined under
+# `if __name__ == "__main__"` (what a worker never imports) and by `define`,
+# which every worker runs from its initializer; the worker also imports and
+# allows `json` (any importable module stands for the user's).
+_SCRIPT = '''
+import copy, json, multiprocessing, sys
+from concurrent.futures import ProcessPoolExecutor
+from stride_weave import workers
+from stride_weave.dtypes import DType, SimpleDType, set_unpickle_imports, unpickle_imports
+
+def define():
+    return SimpleDType.ensure("ScriptFloat12", bits=12, supertype=DType.Floating)
+
+def state():
+    return unpickle_imports(), "json" in sys.modules
+
+if __name__ == "__main__":
+    method = sys.argv[1]
+    main_only = SimpleDType("MainOnlyFloat", bits=10, supertype=DType.Floating)
+    d = define()
+    ctx = multiprocessing.get_context(method)
+    setup = workers.initializer("json", define=define)
+    out = {}
+    with ProcessPoolExecutor(1, mp_context=ctx, initializer=setup) as pool:
+        out["executor"] = pool.submit(copy.copy, d).result(60) is d
+        out["executor_state"] = pool.submit(state).result(60)
+    with ctx.Pool(1, initializer=setup) as pool:
+        out["pool"] = pool.apply(copy.copy, (d,)) is d
+        out["pool_twice"] = pool.apply(copy.copy, ([d, d],)) == [d, d]
+    # a worker whose policy is False keeps it, and still has the definitions
+    with ctx.Pool(1, initializer=set_unpickle_imports, initargs=(False,)) as pool:
+        out["off"] = pool.apply(workers.initializer("json", define=define))
+        out["off_state"] = pool.apply(state)
+    # without the set-up, the worker cannot load it: the executor breaks
+    # (a multiprocessing Pool would lose the task and wait for ever)
+    with ProcessPoolExecutor(1, mp_context=ctx) as pool:
+        try:
+            pool.submit(copy.copy, main_only).result(60)
+        except Exception as exc:
+            out["without"] = type(exc).__name__
+    print(json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("method", [m for m in START_METHODS if m != "fork"])
+def test_the_initializer_registers_main_definitions_in_every_worker(method, tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(_SCRIPT)
+    proc = run_python([script, method], env=_child_env(), cwd=tmp_path, timeout=180)
+    assert_exited(proc)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["executor"] is True and out["pool"] is True and out["pool_twice"] is True
+    policy, imported = out["executor_state"]
+    assert policy[0] == "json" and "stride_weave.formats" in policy and imported is True
+    assert out["off"] is None and out["off_state"] == [False, True]
+    assert out["without"] == "BrokenProcessPool"
+
+
+def test_a_worker_setup_is_an_immutable_picklable_value():
+    import pickle
+
+    from stride_weave import workers
+
+    setup = workers.initializer("json", "xml.dom", define=_worker_defs.init)
+    assert setup == workers.WorkerSetup(("json", "xml.dom"), _worker_defs.init)
+    assert pickle.loads(pickle.dumps(setup)) == setup
+    with pytest.raises(AttributeError):
+        setup.modules = ()   # type: ignore[misc]
+    assert type(setup.modules[0]) is str
+
+
+@pytest.mark.parametrize("args, kwargs, error, match", [
+    (("__main__",), {}, ValueError, "'__main__' is not a module a worker can import"),
+    (("mylib.__main__",), {}, ValueError, "without a __main__ part"),
+    (("my-lib",), {}, ValueError, "a dotted name of identifiers"),
+    (("",), {}, ValueError, "a dotted name of identifiers"),
+    ((3,), {}, TypeError, "modules must be module names"),
+    ((b"json",), {}, TypeError, "got an object of type bytes"),
+    (("json",), {"define": "not callable"}, TypeError,
+     "define must be a function of no arguments or None"),
+])
+def test_a_bad_worker_setup_is_refused_before_any_worker_starts(args, kwargs, error, match):
+    from stride_weave import workers
+
+    with pytest.raises(error, match=match):
+        workers.initializer(*args, **kwargs)
+
+
+def test_a_str_subclass_module_name_is_copied_without_running_its_methods():
+    from stride_weave import workers
+    from support.hostile import tripwire
+
+    name, calls = tripwire("json")
+    setup = workers.initializer(name)
+    assert type(setup.modules[0]) is str and setup.modules == ("json",)
+    assert calls == []
+
+
+def test_importing_the_workers_module_imports_no_engine():
+    proc = run_python(["-c", "import sys, stride_weave.workers\n"
+                             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+                             "('distributed', 'dask', 'concurrent', 'multiprocessing')))"],
+                      env=_child_env())
+    assert_exited(proc)
+    assert proc.stdout.strip() == "[]"

@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-from support import assert_exited, run_python
+from support import assert_exited, child_report, run_python
 
 import stride_weave.formats as formats
 from stride_weave import interop, numerics
@@ -105,11 +105,232 @@ def test_a_conflicting_definition_of_a_pack_name_is_refused():
             "    print(exc)\n")
     result = run_python(["-c", code])
     assert_exited(result)
-    assert "the name 'Float16' is already registered as SimpleDType('Float16'), not as " \
-           "this pack's 16-bit Floating format" in result.stdout
+    assert "the name 'Float16' is already registered by module '__main__' as " \
+           "SimpleDType('Float16'); this pack registers its own 16-bit Floating format " \
+           "under that name" in result.stdout
 
 
 def test_pack_dtypes_pickle_to_themselves():
     import pickle
     for d in formats.FORMATS:
         assert pickle.loads(pickle.dumps(d)) is d
+
+
+def test_pack_dtypes_pickles_name_the_pack():
+    for d in (formats.Complex, *formats.FORMATS):
+        assert d.__reduce_ex__(2)[1][1] == "stride_weave.formats"
+
+
+# ---- importing the pack is all or nothing --------------------------------------
+
+# A child prints, as JSON, the outcome of importing the pack after `setup`:
+# the error (type and message), which of the pack's names are registered,
+# whether the module is in sys.modules, and the reverse lookups of a few
+# foreign dtypes the pack maps.
+# The start of each child below: which of the pack's names are registered.
+_CHILD_PRELUDE = r"""
+import json, sys
+from stride_weave import _packs, interop, numerics
+from stride_weave.dtypes import DType, SimpleDType, DTypeCategory
+
+def registered():
+    out = []
+    for name in _packs.FORMATS_NAMES:
+        try:
+            DType.from_name(name)
+        except LookupError:
+            continue
+        out.append(name)
+    return out
+"""
+
+_IMPORT_CHILD = _CHILD_PRELUDE + r"""
+
+def lookups():
+    out = {}
+    for triple in ((2, 16, 1), (11, 8, 1), (5, 128, 1)):
+        try:
+            out[str(triple)] = interop.from_dlpack(*triple).name
+        except LookupError:
+            out[str(triple)] = None
+    return out
+
+SETUP
+outcome = None
+try:
+    import stride_weave.formats
+except Exception as exc:
+    outcome = [type(exc).__name__, str(exc)]
+print(json.dumps({"error": outcome, "registered": registered(),
+                  "imported": "stride_weave.formats" in sys.modules,
+                  "lookups": lookups()}))
+"""
+
+
+def _import_after(setup):
+    return child_report(_IMPORT_CHILD.replace("SETUP", setup))
+
+
+ALL_PACK_NAMES = ["Complex"] + [d.name for d in formats.FORMATS]
+
+
+@pytest.mark.parametrize("name, definition", [
+    # the same structure as the pack's, but registered by another module
+    ("Float16", "SimpleDType('Float16', bits=16, supertype=DType.Floating)"),
+    # another structure
+    ("Float16", "SimpleDType('Float16', bits=8, supertype=DType.Floating)"),
+    # the last format of the table, and the pack's category
+    ("Complex128", "SimpleDType('Complex128', bits=128, supertype=DType.Floating)"),
+    ("Complex", "DTypeCategory('Complex', supertype=DType.Any)"),
+    ("UInt4", "DTypeCategory('UInt4', supertype=DType.Any)"),
+])
+def test_a_pack_name_registered_by_another_module_refuses_the_whole_import(name, definition):
+    """Nothing of the pack is registered, whatever the position of the taken
+    name in its table: every check runs before the first registration."""
+    report = _import_after(definition)
+    kind, message = report["error"]
+    assert kind == "ValueError"
+    assert message.startswith(f"stride_weave.formats: the name {name!r} is already "
+                              f"registered by module '__main__' as ")
+    assert "adopts no other module's descriptor, so nothing was registered" in message
+    assert report["registered"] == [name]
+    assert report["imported"] is False
+    assert report["lookups"] == {"(2, 16, 1)": None, "(11, 8, 1)": None, "(5, 128, 1)": None}
+
+
+def test_a_mapping_of_one_of_the_packs_foreign_dtypes_does_not_refuse_the_import():
+    """An extension mapped float8_e4m3fnuz before the pack: the import
+    registers everything; the extension stays the canonical equivalent and
+    the pack's E4M3FNUZ is an alias (its forward conversions work)."""
+    report = child_report(r"""
+        import json
+        import ml_dtypes, numpy as np
+        from stride_weave import interop
+        from stride_weave.dtypes import DType, SimpleDType
+        mine = SimpleDType("MyE4M3FNUZ", bits=8, supertype=DType.Floating)
+        interop.register_mapping(mine, numpy=ml_dtypes.float8_e4m3fnuz, dlpack=(11, 8),
+                                 torch="float8_e4m3fnuz")
+        import stride_weave.formats as formats
+        print(json.dumps({
+            "formats": len(formats.FORMATS),
+            "from_numpy": interop.from_numpy(ml_dtypes.float8_e4m3fnuz).name,
+            "from_dlpack": interop.from_dlpack(11, 8).name,
+            "to_numpy": str(interop.to_numpy(formats.E4M3FNUZ)),
+            "to_dlpack": list(interop.to_dlpack(formats.E4M3FNUZ)),
+            "mapping": interop.mapping(formats.E4M3FNUZ).as_dict(),
+            "others": interop.from_dlpack(13, 8).name,
+        }))
+    """)
+    assert report["formats"] == len(formats.FORMATS)
+    assert report["from_numpy"] == report["from_dlpack"] == "MyE4M3FNUZ"
+    assert report["to_numpy"] == "float8_e4m3fnuz" and report["to_dlpack"] == [11, 8, 1]
+    assert report["mapping"]["torch"] == "float8_e4m3fnuz"
+    assert report["others"] == "E5M2FNUZ"
+
+
+# A child whose numerics.register_numeric_info fails with MemoryError on its
+# Nth call, as an allocation can, while the pack registers; then a retry.
+_HALF_WAY_CHILD = _CHILD_PRELUDE + r"""
+real = numerics.register_numeric_info
+calls = []
+
+def failing(dtype, record):
+    calls.append(dtype.name)
+    if len(calls) == FAIL_AT:
+        raise MemoryError
+    return real(dtype, record)
+
+numerics.register_numeric_info = failing
+try:
+    import stride_weave.formats
+except MemoryError:
+    pass
+numerics.register_numeric_info = real
+first = {"registered": registered(), "imported": "stride_weave.formats" in sys.modules}
+BETWEEN
+outcome = None
+try:
+    import stride_weave.formats as formats
+except Exception as exc:
+    outcome = [type(exc).__name__, str(exc)]
+if outcome is None:
+    second = {"formats": [d.name for d in formats.FORMATS],
+              "records": [numerics.numeric_info(d).encoding for d in formats.FORMATS],
+              "dlpack": [list(interop.to_dlpack(d)) for d in formats.FORMATS],
+              "module": [d.__reduce_ex__(2)[1][1] for d in formats.FORMATS]}
+else:
+    second = {"error": outcome, "registered": registered()}
+print(json.dumps({"first": first, "second": second}))
+"""
+
+
+def _half_way(fail_at, between="pass"):
+    return child_report(_HALF_WAY_CHILD.replace("FAIL_AT", str(fail_at))
+                        .replace("BETWEEN", between))
+
+
+@pytest.mark.parametrize("fail_at", [1, 3, len(formats.FORMATS)])
+def test_an_import_that_failed_half_way_completes_when_tried_again(fail_at):
+    report = _half_way(fail_at)
+    # registration cannot be undone: the names registered before the failure
+    # stay (the category, and the formats up to the one that failed)
+    assert report["first"] == {"registered": ALL_PACK_NAMES[:fail_at + 1], "imported": False}
+    second = report["second"]
+    assert second["formats"] == [d.name for d in formats.FORMATS]
+    assert second["records"] == [numerics.numeric_info(d).encoding for d in formats.FORMATS]
+    assert second["dlpack"] == [list(interop.to_dlpack(d)) for d in formats.FORMATS]
+    assert set(second["module"]) == {"stride_weave.formats"}
+
+
+@pytest.mark.parametrize("between, expected", [
+    ("numerics.register_numeric_info(DType.from_name('BFloat16'), "
+     "numerics.NumericInfo.integer(16, signed=True))",
+     "stride_weave.formats: BFloat16 has the numeric record NumericInfo(kind='int'"),
+    ("interop.register_mapping(DType.from_name('BFloat16'), dlpack=(3, 16))",
+     "stride_weave.formats: BFloat16 is mapped to Mapping(numpy=None, "
+     "dlpack=DLPackDType(code=3, bits=16, lanes=1)"),
+])
+def test_a_retry_refuses_a_half_registered_format_that_was_changed_meanwhile(between, expected):
+    """BFloat16 was registered before the failure, without its record and
+    mapping; someone gave it others: the retry refuses and adds nothing."""
+    report = _half_way(2, between)
+    assert report["first"]["registered"] == ["Complex", "Float16", "BFloat16"]
+    kind, message = report["second"]["error"]
+    assert kind == "ValueError"
+    assert message.startswith(expected) and message.endswith("nothing was registered")
+    assert report["second"]["registered"] == ["Complex", "Float16", "BFloat16"]
+
+
+def test_importing_again_after_removing_the_module_keeps_the_descriptors():
+    report = child_report(r"""
+        import json, sys
+        import stride_weave.formats as first
+        del sys.modules["stride_weave.formats"]
+        import stride_weave.formats as second
+        print(json.dumps([a is b for a, b in zip(first.FORMATS, second.FORMATS)]
+                         + [first is not second, first.Complex is second.Complex]))
+    """)
+    assert report == [True] * (len(formats.FORMATS) + 2)
+
+
+def test_the_pack_table_and_its_names_are_one():
+    """stride_weave._packs lists what the pack registers, without importing
+    it; the lookup errors and the conversions read it."""
+    from stride_weave import _packs
+
+    assert _packs.FORMATS_NAMES == tuple(ALL_PACK_NAMES)
+    assert _packs.PACKS == (("stride_weave.formats", _packs.FORMATS_NAMES),)
+    assert all(type(n) is str for n in _packs.FORMATS_NAMES)
+    assert _packs.pack_of("BFloat16") == "stride_weave.formats"
+    assert _packs.pack_of("Float32") is None
+    for name, bits, supertype, _, equivalents in _packs.FORMATS_TABLE:
+        d = DType.from_name(name)
+        assert (d.bits, d.supertype.name) == (bits, supertype)
+        m = interop.mapping(d)
+        assert (m.numpy, m.arrow, m.buffer_format, m.torch) == (
+            equivalents[0], equivalents[2], equivalents[3], equivalents[4])
+        assert tuple(m.dlpack) == tuple(equivalents[1]) + (1,)
+    result = run_python(["-c", "import sys, stride_weave._packs as p; "
+                               "print(sorted(m for m in sys.modules if m.startswith('stride')))"])
+    assert_exited(result)
+    assert result.stdout.strip() == "['stride_weave', 'stride_weave._packs']"

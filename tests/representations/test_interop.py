@@ -2,7 +2,6 @@
 formats pack) is a round trip against the real library or a tested "no
 equivalent" error; real buffers are exchanged where the libraries allow it;
 extension mappings are validated; the module imports no foreign library."""
-import ctypes
 import struct
 import sys
 import threading
@@ -13,6 +12,7 @@ from hypothesis import strategies as st
 
 import stride_weave.formats as formats
 from support import assert_exited, run_python, unique_name
+from support.dlpack import capsule_dtype
 from stride_weave import interop
 from stride_weave.dtypes import DType, SimpleDType, Whole
 from stride_weave.interop import DLDataTypeCode as C
@@ -176,30 +176,6 @@ def test_torch_round_trip_or_no_equivalent(name):
 
 # ---- real DLPack exchange ---------------------------------------------------------
 
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", _DLDataType)]
-
-
-def _capsule_dtype(capsule):
-    """The DLDataType of an unversioned "dltensor" capsule (the DLTensor is
-    the first member of DLManagedTensor)."""
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype = ctypes.c_void_p
-    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
-    tensor = _DLTensor.from_address(get(capsule, b"dltensor"))
-    assert tensor.device.device_type == 1   # kDLCPU
-    return (tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes)
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_numpy_arrays_report_the_mapped_dlpack_dtype(name):
     """A real exchange: the DLDataType numpy puts in the capsule of an array
@@ -213,7 +189,7 @@ def test_numpy_arrays_report_the_mapped_dlpack_dtype(name):
         assert hasattr(ml_dtypes, array.dtype.name), exc   # numpy's own always work
         pytest.skip(f"numpy {np.__version__} does not export {array.dtype} through "
                     f"DLPack: {exc}")
-    assert _capsule_dtype(capsule) == tuple(interop.to_dlpack(d))
+    assert capsule_dtype(capsule) == tuple(interop.to_dlpack(d))
     # and numpy's own consumer reads it back as the same numpy dtype
     assert np.from_dlpack(array).dtype == interop.to_numpy(d)
 
@@ -227,7 +203,7 @@ def test_torch_tensors_report_the_mapped_dlpack_dtype(name):
         capsule = tensor.__dlpack__()
     except (BufferError, RuntimeError, TypeError) as exc:
         pytest.skip(f"torch {torch.__version__} does not export {tensor.dtype}: {exc}")
-    code, bits, lanes = _capsule_dtype(capsule)
+    code, bits, lanes = capsule_dtype(capsule)
     expected = interop.to_dlpack(d)
     assert (code, bits) == (expected.code, expected.bits)
     # float4_e2m1fn_x2 is exported as two lanes of e2m1fn: the packed pair.
@@ -392,7 +368,7 @@ def test_extension_mapping_by_foreign_objects():
     ({"numpy": 3.5}, r"numpy=...\): expected a numpy dtype or its name as a str, got 3.5"),
     ({"numpy": "no_such_dtype"}, "does not name a numpy dtype"),
     ({"numpy": np.dtype(">i2")}, "expected a native byte order numpy dtype, got dtype"),
-    ({"arrow": pa.int8}, "expected a arrow dtype or its name"),
+    ({"arrow": pa.int8}, "expected an arrow dtype or its name"),
 ])
 def test_register_mapping_validates_and_changes_nothing(kwargs, match):
     d = _ext(bits=8)
@@ -492,12 +468,14 @@ def test_interop_numerics_and_formats_pass_mypy_strict(tmp_path):
         "d: SimpleDType = interop.from_dlpack(10, 8)\n"
         "triple: interop.DLPackDType = interop.to_dlpack(formats.Float16)\n"
         "mx: float | int = numerics.finfo(DType.E4M3).max\n"
-        "planes: tuple[interop.Plane, ...] = interop.planes(DType.MXFP4, 'dlpack')\n"
+        "planes: tuple[interop.Plane[interop.DLPackDType], ...] = "
+        "interop.planes(DType.MXFP4, 'dlpack')\n"
     )
     env = {k: v for k, v in __import__("os").environ.items() if k != "MYPYPATH"}
     env["MYPY_CACHE_DIR"] = str(tmp_path / ".mypy_cache")
     for args in (["-p", "stride_weave.interop", "-p", "stride_weave.numerics",
-                  "-p", "stride_weave.formats"], [str(use)]):
+                  "-p", "stride_weave.formats", "-p", "stride_weave._packs",
+                  "-p", "stride_weave.workers", "-p", "stride_weave._dask"], [str(use)]):
         result = run_python(["-m", "mypy", "--strict", *args], cwd=tmp_path, env=env,
                             timeout=600)
         assert_exited(result, what="mypy --strict")
@@ -580,3 +558,251 @@ def test_from_buffer_format_matches_by_kind_and_size(order, code, complex_):
     assert kind == ("complex" if canonical.startswith("Z") else
                     "float" if canonical in "efd" else "bool" if canonical == "?" else
                     "uint" if canonical.isupper() else "int")
+
+
+# ---- the first mapping is canonical, later ones are aliases ------------------------
+
+def test_an_alias_converts_forward_and_the_first_stays_canonical():
+    first, alias = _ext(bits=8, category=DType.Floating), _ext(bits=8, category=DType.Floating)
+    triple = (C.kDLFloat8_e3m4, 8, 1)
+    interop.register_mapping(first, dlpack=triple, numpy="float8_e3m4")
+    with pytest.raises(ValueError, match=rf"already the equivalent of {first.name}; it "
+                                         rf"cannot also be {alias.name}'s \(declare "
+                                         rf"{alias.name}'s with alias=True"):
+        interop.register_mapping(alias, dlpack=triple)
+    assert interop.mapping(alias) == interop.Mapping()
+    declared = interop.register_mapping(alias, dlpack=triple, numpy="float8_e3m4", alias=True)
+    assert declared == interop.mapping(alias) == interop.mapping(first)
+    assert interop.to_dlpack(alias) == interop.to_dlpack(first) == triple
+    assert interop.to_numpy(alias) == interop.to_numpy(first) == np.dtype(ml_dtypes.float8_e3m4)
+    assert interop.from_dlpack(*triple) is first
+    assert interop.from_numpy(ml_dtypes.float8_e3m4) is first
+    # an alias's mapping is as final as any other
+    with pytest.raises(ValueError, match=f"{alias.name} is already mapped to"):
+        interop.register_mapping(alias, dlpack=triple, alias=True)
+
+
+def test_an_alias_of_a_builtin_and_of_a_pack_format():
+    byte, half = _ext(bits=8), _ext(bits=16, category=DType.Floating)
+    interop.register_mapping(byte, dlpack=(0, 8), buffer_format="b", numpy=np.int8,
+                             arrow=pa.int8(), alias=True)
+    interop.register_mapping(half, numpy=np.float16, arrow="float16", buffer_format="e",
+                             alias=True)
+    assert interop.from_dlpack(0, 8) is DType.Int8 and interop.to_dlpack(byte) == (0, 8, 1)
+    assert interop.from_buffer_format("b") is DType.Int8
+    assert interop.to_arrow(byte) == pa.int8() and interop.from_arrow(pa.int8()) is DType.Int8
+    assert interop.from_numpy(np.float16) is formats.Float16
+    assert interop.to_numpy(half) == np.dtype(np.float16)
+    assert interop.to_buffer_format(half) == "e"
+
+
+def test_alias_must_be_a_bool():
+    with pytest.raises(TypeError, match="register_mapping: alias must be a bool, got 1"):
+        interop.register_mapping(_ext(), dlpack=(0, 8), alias=1)  # type: ignore[arg-type]
+
+
+# ---- Arrow types are taken as themselves --------------------------------------------
+
+@pytest.mark.parametrize("factory, bits, stored", [
+    (lambda: pa.date32(), 32, "date32"),
+    (lambda: pa.date64(), 64, "date64"),
+    (lambda: pa.time32("s"), 32, None),
+    (lambda: pa.time64("ns"), 64, None),
+    (lambda: pa.timestamp("us", tz="UTC"), 64, None),
+    (lambda: pa.duration("ms"), 64, None),
+    (lambda: pa.decimal128(10, 2), 128, None),
+])
+def test_an_arrow_type_object_is_a_mapping(factory, bits, stored):
+    """A type some factory makes without arguments is stored by that
+    factory's name; any other is stored as the (immutable) type itself."""
+    arrow_type = factory()
+    d = _ext(bits=bits)
+    declared = interop.register_mapping(d, arrow=arrow_type)
+    if stored is None:
+        assert declared.arrow == arrow_type and type(declared.arrow) is type(arrow_type)
+        assert declared.as_dict()["arrow"] == str(arrow_type)
+        # the command line shows (and writes as JSON) its str()
+        from stride_weave import _cli
+
+        assert _cli.mappings_data(d)["arrow"] == str(arrow_type)
+        assert f"Arrow {_cli.display_name(str(arrow_type))}" in _cli.mappings_text(d)
+    else:
+        assert declared.arrow == stored and type(declared.arrow) is str
+    assert interop.to_arrow(d) == arrow_type
+    assert interop.from_arrow(factory()) is d
+    # the same type again, as an object or its name, is the same mapping
+    assert interop.register_mapping(d, arrow=factory()) == declared
+    if stored is not None:
+        assert interop.register_mapping(d, arrow=stored) == declared
+    # and another dtype cannot take it, whichever way it is given
+    other = _ext(bits=bits)
+    with pytest.raises(ValueError, match=f"already the equivalent of {d.name}"):
+        interop.register_mapping(other, arrow=factory() if stored is None else stored)
+
+
+def test_an_arrow_type_of_another_unit_is_another_equivalent():
+    seconds, micros = _ext(bits=64), _ext(bits=64)
+    interop.register_mapping(seconds, arrow=pa.duration("s"))
+    interop.register_mapping(micros, arrow=pa.duration("us"))
+    assert interop.from_arrow(pa.duration("s")) is seconds
+    assert interop.from_arrow(pa.duration("us")) is micros
+
+
+@pytest.mark.parametrize("value, error, match", [
+    (pa.string(), ValueError, "holds -1 bits, not 32: the widths must agree"),
+    (pa.time64("us"), ValueError, "holds 64 bits, not 32: the widths must agree"),
+    ("no_such_factory", ValueError, "'no_such_factory' does not name an arrow dtype"),
+    ("schema", ValueError, "'schema' does not name an arrow dtype"),
+    ("time32", ValueError, "'time32' does not name an arrow dtype"),
+])
+def test_a_bad_arrow_equivalent_is_a_value_error(value, error, match):
+    d = _ext(bits=32)
+    with pytest.raises(error, match=match):
+        interop.register_mapping(d, arrow=value)
+    assert interop.mapping(d) == interop.Mapping()
+
+
+def test_an_arrow_extension_type_is_refused():
+    from support.arrow import extension_type
+
+    tagged = extension_type("stride_weave.test.interop.tagged")
+    d = _ext(bits=32)
+    with pytest.raises(TypeError, match="expected a type of one of pyarrow's own classes"):
+        interop.register_mapping(d, arrow=tagged)
+    assert interop.mapping(d) == interop.Mapping()
+    with pytest.raises(NoEquivalentError, match="the extension type of class .*Tagged"):
+        interop.from_arrow(tagged)
+
+
+# ---- complex formats -----------------------------------------------------------------
+
+def test_a_complex_format_is_as_wide_as_its_whole_value():
+    """ml_dtypes.complex32 is two float16 components: 32 bits, the width of
+    a complex extension (finfo describes one component)."""
+    c32 = SimpleDType(unique_name("C32"), bits=32, supertype=formats.Complex)
+    interop.register_mapping(c32, numpy=ml_dtypes.complex32, dlpack=(C.kDLComplex, 32))
+    assert interop.to_numpy(c32) == np.dtype(ml_dtypes.complex32)
+    assert interop.from_numpy(np.dtype(ml_dtypes.complex32)) is c32
+    assert interop.from_numpy("complex32") is c32
+    half = _ext(bits=16, category=formats.Complex)
+    with pytest.raises(ValueError, match="holds 32 bits, not 16"):
+        interop.register_mapping(half, numpy="complex32")
+
+
+# ---- names of ml_dtypes' types --------------------------------------------------------
+
+def test_from_numpy_knows_ml_dtypes_names_before_ml_dtypes_is_imported():
+    out = _run_child(
+        "import sys\n"
+        "from stride_weave import interop\n"
+        "import stride_weave.formats\n"
+        "assert 'ml_dtypes' not in sys.modules\n"
+        "print(interop.from_numpy('bfloat16').name, interop.from_numpy('float8_e4m3fn').name)\n")
+    assert out.strip() == "BFloat16 E4M3"
+
+
+# ---- a miss the formats pack would answer says so ---------------------------------
+
+_HINT_CHILD = r"""
+import json, sys
+import ml_dtypes, numpy as np, pyarrow as pa
+from stride_weave import interop
+assert "stride_weave.formats" not in sys.modules
+try:
+    import torch
+except ImportError:
+    torch = None
+cases = {
+    "numpy int64": lambda: interop.from_numpy(np.int64),
+    "numpy float16": lambda: interop.from_numpy(np.float16),
+    "numpy uint8": lambda: interop.from_numpy(np.uint8),
+    "numpy 'bfloat16'": lambda: interop.from_numpy("bfloat16"),
+    "numpy complex128": lambda: interop.from_numpy(np.complex128),
+    "numpy int4": lambda: interop.from_numpy(ml_dtypes.int4),
+    "arrow int64": lambda: interop.from_arrow(pa.int64()),
+    "dlpack (4, 16)": lambda: interop.from_dlpack(4, 16),
+    "buffer 'e'": lambda: interop.from_buffer_format("e"),
+    "buffer 'Zd'": lambda: interop.from_buffer_format("Zd"),
+    "array int64": lambda: interop.dtype_of(np.zeros(2, np.int64)),
+    "capsule uint16": lambda: interop.dtype_of(np.zeros(2, np.uint16).__dlpack__()),
+    # no pack format: no hint
+    "numpy U3": lambda: interop.from_numpy("U3"),
+    "dlpack (2, 8)": lambda: interop.from_dlpack(2, 8),
+}
+if torch is not None:
+    cases["torch bfloat16"] = lambda: interop.from_torch(torch.bfloat16)
+    cases["tensor float8_e5m2fnuz"] = lambda: interop.dtype_of(
+        torch.zeros(2, dtype=torch.float8_e5m2fnuz))
+out = {}
+for label, call in cases.items():
+    try:
+        call()
+    except interop.NoEquivalentError as exc:
+        out[label] = str(exc)
+print(json.dumps(out))
+"""
+
+HINTED = {"numpy int64": "Int64", "numpy float16": "Float16", "numpy uint8": "UInt8",
+          "numpy 'bfloat16'": "BFloat16", "numpy complex128": "Complex128",
+          "numpy int4": "Int4", "arrow int64": "Int64", "dlpack (4, 16)": "BFloat16",
+          "buffer 'e'": "Float16", "buffer 'Zd'": "Complex128", "array int64": "Int64",
+          "capsule uint16": "UInt16", "torch bfloat16": "BFloat16",
+          "tensor float8_e5m2fnuz": "E5M2FNUZ"}
+
+
+def test_a_miss_the_formats_pack_would_answer_says_to_import_it():
+    from support import child_report
+
+    report = child_report(_HINT_CHILD)
+    expected = {k for k in HINTED if not k.startswith(("torch", "tensor")) or torch}
+    assert set(report) == expected | {"numpy U3", "dlpack (2, 8)"}
+    for label, name in HINTED.items():
+        if label in report:
+            assert report[label].endswith(
+                f"; the formats pack maps it to {name}: import stride_weave.formats "
+                "to register it"), (label, report[label])
+    for label in ("numpy U3", "dlpack (2, 8)"):
+        assert "formats" not in report[label], report[label]
+
+
+def test_conversions_are_typed_by_their_target(tmp_path):
+    """Where the target is known, the result has its library's type:
+    mypy --strict accepts the right annotations and refuses wrong ones
+    (so the results are not Any)."""
+    pytest.importorskip("mypy", reason="mypy is not installed: mypy --strict check skipped")
+    good = tmp_path / "good.py"
+    bad = tmp_path / "bad.py"
+    torch_lines = ("import torch\n"
+                   "t = assert_type(interop.to_torch(DType.E4M3), torch.dtype)\n"
+                   "tp = assert_type(interop.planes(DType.MXFP4, 'torch'), "
+                   "tuple[interop.Plane[torch.dtype], ...])\n") if torch else ""
+    good.write_text(
+        "from typing import Any, assert_type\n"
+        "import numpy as np\n"
+        "from stride_weave import interop, numerics\n"
+        "from stride_weave.dtypes import DType, SimpleDType\n"
+        "n = assert_type(interop.to_numpy(DType.E4M3), np.dtype[Any])\n"
+        "p = assert_type(interop.planes(DType.MXFP4, 'numpy'), "
+        "tuple[interop.Plane[np.dtype[Any]], ...])\n"
+        "q = assert_type(interop.planes(DType.MXFP4, 'buffer_format'), "
+        "tuple[interop.Plane[str], ...])\n"
+        "r = assert_type(interop.planes(DType.MXFP4, numerics.iinfo), "
+        "tuple[interop.Plane[numerics.NumericInfo], ...])\n"
+        "d = assert_type(interop.dtype_of(np.zeros(2)), SimpleDType)\n" + torch_lines)
+    bad.write_text(
+        "from stride_weave import interop\n"
+        "from stride_weave.dtypes import DType\n"
+        "x: int = interop.to_numpy(DType.E4M3)\n"
+        "y: str = interop.planes(DType.MXFP4, 'dlpack')[0].foreign\n"
+        + ("z: int = interop.to_torch(DType.E4M3)\n" if torch else ""))
+    env = {k: v for k, v in __import__("os").environ.items() if k != "MYPYPATH"}
+    env["MYPY_CACHE_DIR"] = str(tmp_path / ".mypy_cache")
+    result = run_python(["-m", "mypy", "--strict", str(good)], cwd=tmp_path, env=env,
+                        timeout=600)
+    assert_exited(result, what="mypy --strict")
+    result = run_python(["-m", "mypy", "--strict", str(bad)], cwd=tmp_path, env=env,
+                        timeout=600)
+    assert result.returncode == 1, result.stdout + result.stderr
+    for line in (3, 4) + ((5,) if torch else ()):
+        assert f"bad.py:{line}: error: Incompatible types in assignment" in result.stdout, \
+            result.stdout

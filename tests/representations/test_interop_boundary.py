@@ -343,7 +343,7 @@ def test_an_object_claiming_to_be_an_arrow_type_is_refused():
     with pytest.raises(TypeError, match="arrow_type must be a pyarrow.DataType"):
         interop.from_arrow(fake)
     d = _ext(bits=32)
-    with pytest.raises(TypeError, match="expected a arrow dtype or its name"):
+    with pytest.raises(TypeError, match="expected an arrow dtype or its name"):
         interop.register_mapping(d, arrow=fake)
 
 

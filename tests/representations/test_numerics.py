@@ -393,6 +393,10 @@ def test_each_query_names_itself_in_its_errors():
     with pytest.raises(TypeError, match=r"^iinfo: dtype must be a registered SimpleDType, "
                                         r"got the block-scaled BlockScaledDType\('MXFP4'\)"):
         iinfo(DType.MXFP4)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^finfo: dtype must be a registered SimpleDType, "
+                                        r"got the block-scaled BlockScaledDType\('MXFP4'\) "
+                                        r"\(its element and each level's scale have records\)$"):
+        finfo(DType.MXFP4)  # type: ignore[arg-type]
     d = SimpleDType(unique_name("NoRecord"), bits=8, supertype=DType.Floating)
     with pytest.raises(LookupError, match=r"^finfo: no numeric record is registered for"):
         finfo(d)

@@ -16,7 +16,10 @@ without pytest.
 * `support.defs`: definitions shared by the tests and the processes they
   start (`BUILTIN_NAMES`, `BLOCK_SCALED_BUILTINS`, `TagRule`, `PlanePair`,
   and `register_every_kind`, one registered descriptor of every kind);
-* `support.capi`: building and loading the C API consumers.
+* `support.capi`: building and loading the C API consumers;
+* `support.dlpack`: DLPack structs through ctypes (reading a capsule's data
+  type independently, crafting capsules); `support.arrow`: a pyarrow
+  extension type.
 
 Registered names live for the whole process (there is no unregistration), so
 every test that registers something takes a fresh name from `unique_name`.

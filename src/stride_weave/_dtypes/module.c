@@ -10,6 +10,7 @@
 #include "capi.h"
 #include "codec.h"
 #include "descriptor.h"
+#include "dlpack.h"
 #include "level.h"
 #include "meta.h"
 #include "numinfo.h"
@@ -352,7 +353,8 @@ sw_module_build_graph(PyObject *module, sw_state *st)
     if (PyModule_AddFunctions(module, sw_pickle_methods) < 0
         || PyModule_AddFunctions(module, sw_kind_methods) < 0
         || PyModule_AddFunctions(module, sw_numrecords_methods) < 0
-        || PyModule_AddFunctions(module, sw_codecs_methods) < 0) {
+        || PyModule_AddFunctions(module, sw_codecs_methods) < 0
+        || PyModule_AddFunctions(module, sw_dlpack_methods) < 0) {
         return -1;
     }
     st->reconstruct = PyObject_GetAttrString(module, "_reconstruct");
