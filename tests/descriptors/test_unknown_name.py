@@ -92,7 +92,7 @@ def test_init_refuses_keywords_as_lookup_error_does_and_changes_nothing():
     with pytest.raises(TypeError) as plain:
         LookupError().__init__("x", key=1)
     assert str(info.value) == str(plain.value).replace(
-        "LookupError", "stride_weave._dtypes.UnknownNameError")
+        "LookupError", "stride_weave.dtypes.UnknownNameError")
     assert e.args == ("no descriptor is registered under the name 'float32'; "
                       "did you mean 'Float32'?",)
 
@@ -193,3 +193,55 @@ def test_suggestions_match_difflib_and_case_folding():
     # the examples reach every kind of answer
     assert report["checked"] > 800
     assert report["suggested"] > 400 and report["three"] > 100 and report["long"] > 15
+
+
+# ---- the names of the formats pack --------------------------------------
+
+def test_the_core_knows_the_pack_names_the_pack_declares():
+    """The miss's message is made in C, from the core's own copy of the
+    pack's names: it is the pack's table, in order."""
+    from stride_weave import _packs
+
+    assert _dtypes._PACK_NAMES == dict(_packs.PACKS)["stride_weave.formats"]
+    assert all(type(n) is str for n in _dtypes._PACK_NAMES)
+
+
+_MISSES_IN_A_FRESH_PROCESS = """
+import json, sys
+if sys.argv[1] == "pack":
+    import stride_weave.formats
+from stride_weave.dtypes import DType
+out = []
+for name in sys.argv[2:]:
+    try:
+        DType.from_name(name)
+    except LookupError as e:
+        out.append(str(e))
+print(json.dumps(out))
+"""
+
+
+def test_a_miss_on_a_pack_name_says_which_import_registers_it():
+    assert child_report(_MISSES_IN_A_FRESH_PROCESS, "no pack", "Float16", "UInt4") == [
+        "no descriptor is registered under the name 'Float16'; "
+        "import stride_weave.formats registers it",
+        "no descriptor is registered under the name 'UInt4'; "
+        "import stride_weave.formats registers it",
+    ]
+
+
+def test_suggestions_include_the_pack_names_and_say_where_they_come_from():
+    assert child_report(_MISSES_IN_A_FRESH_PROCESS, "no pack", "Flaot16", "Flaot32") == [
+        "no descriptor is registered under the name 'Flaot16'; did you mean "
+        "'Float16', 'BFloat16' or 'Float64'? (import stride_weave.formats "
+        "registers 'Float16' and 'BFloat16')",
+        "no descriptor is registered under the name 'Flaot32'; did you mean "
+        "'Float32'?",
+    ]
+
+
+def test_once_the_pack_is_imported_its_names_are_suggested_without_the_hint():
+    assert child_report(_MISSES_IN_A_FRESH_PROCESS, "pack", "Flaot16") == [
+        "no descriptor is registered under the name 'Flaot16'; did you mean "
+        "'Float16', 'BFloat16' or 'Float64'?",
+    ]

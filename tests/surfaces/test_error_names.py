@@ -40,9 +40,6 @@ def test_the_miss_exception_is_documented():
     assert "stride_weave.dtypes.UnknownNameError" in api
 
 
-@pytest.mark.xfail(strict=True, reason="the C type is still named "
-                   "stride_weave._dtypes.UnknownNameError (miss.c): its __module__ "
-                   "and tracebacks read the private module")
 def test_the_miss_exception_reads_as_public_in_tracebacks():
     assert dtypes.UnknownNameError.__module__ == "stride_weave.dtypes"
     try:
@@ -53,9 +50,6 @@ def test_the_miss_exception_reads_as_public_in_tracebacks():
     assert buf.getvalue().splitlines()[-1].startswith("stride_weave.dtypes.UnknownNameError: ")
 
 
-@pytest.mark.xfail(strict=True, reason="calling an abstract model class gives the "
-                   "advice meant for a user's abstract subclass ('declare it with "
-                   "abstract=False'), from the metaclass's construction (sealedmeta.c)")
 @pytest.mark.parametrize("cls, advice", [
     (DType, "DType.from_name('Float32')"),
     (CompoundDType, "subclass"),

@@ -259,6 +259,11 @@ static const sw_sealedmeta_ops sw_meta_ops = {
                      "are found through registered() and from_name())",
     .abstract_error = "cannot instantiate abstract descriptor class %s "
                       "(declare it with abstract=False to make it concrete)",
+    .model_abstract_error = "cannot instantiate %s, an abstract class of the "
+                            "descriptor model: look a registered descriptor "
+                            "up (DType.from_name('Float32')), construct a "
+                            "DTypeCategory, SimpleDType or BlockScaledDType, "
+                            "or subclass it with abstract=False",
     .owned_names = sw_meta_owned_names,
     .model_types = sw_meta_model_types,
     .absent_members = sw_meta_absent_members,

@@ -52,6 +52,9 @@ typedef struct {
                                    attribute writes */
     const char *abstract_error; /* error text for calling an abstract class;
                                    one %s, the class name */
+    const char *model_abstract_error;   /* the same for one of the model's
+                                           own abstract classes, or NULL
+                                           for abstract_error */
     PyObject *(*owned_names)(sw_state *st);   /* borrowed frozenset */
     /* Fill `types` with the model's C layouts, NULL-terminated: the
      * owned-member checks skip them. */

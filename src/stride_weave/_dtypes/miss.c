@@ -1,7 +1,7 @@
 /* miss.c: the LookupError of a name that is not registered.
  *
- * Owns UnknownNameError, the private LookupError subclass a registry miss
- * raises (from_name, the C API's FromName), and its message.  A miss is
+ * Owns UnknownNameError (public as stride_weave.dtypes.UnknownNameError),
+ * the LookupError subclass a registry miss raises (from_name, the C API's FromName), and its message.  A miss is
  * often expected and caught (`try: DType.from_name(n) except LookupError`),
  * so raising it records only the name and how many descriptors were
  * registered; the message, with its repr of the name and the close
@@ -43,6 +43,89 @@ typedef struct {
     Py_ssize_t registered;  /* descriptors registered at the miss */
 } sw_miss;
 
+/* The names the formats pack registers when it is imported, in its
+ * order (categories first).  The pack's own table is
+ * stride_weave._packs.PACKS; a test checks that the two agree.  Kept here
+ * as C data because a miss's message is made without running Python code. */
+#define SW_MISS_PACK_MODULE "stride_weave.formats"
+static const char *const sw_miss_pack_names[] = {
+    "Complex", "Float16", "BFloat16", "E4M3FNUZ", "E5M2FNUZ", "Int16",
+    "Int64", "Int4", "UInt8", "UInt16", "UInt32", "UInt64", "UInt4",
+    "Complex64", "Complex128", NULL,
+};
+
+/* 1 when `name` (exact str) is one of the pack's names, else 0. */
+static int
+sw_miss_in_pack(sw_state *st, PyObject *name)
+{
+    Py_ssize_t i;
+
+    for (i = 0; st->pack_names != NULL && i < PyTuple_GET_SIZE(st->pack_names); i++) {
+        if (PyUnicode_Compare(name, PyTuple_GET_ITEM(st->pack_names, i)) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The hint after the suggestions near[0..n): which of them (none, one or
+ * more) are not registered but would be by importing the formats pack.
+ * New reference ("" for none), or NULL with an exception. */
+static PyObject *
+sw_miss_pack_hint(sw_state *st, PyObject **near, Py_ssize_t n)
+{
+    PyObject *from_pack[SW_SUGGEST_COUNT];
+    Py_ssize_t i, k = 0;
+
+    for (i = 0; i < n; i++) {
+        int registered = sw_registry_contains(&st->registry, near[i]);
+
+        if (registered < 0) {
+            return NULL;
+        }
+        if (!registered && sw_miss_in_pack(st, near[i])) {
+            from_pack[k++] = near[i];
+        }
+    }
+    switch (k) {
+    case 0:
+        return PyUnicode_FromString("");
+    case 1:
+        return PyUnicode_FromFormat(" (import " SW_MISS_PACK_MODULE
+                                    " registers %R)", from_pack[0]);
+    case 2:
+        return PyUnicode_FromFormat(" (import " SW_MISS_PACK_MODULE
+                                    " registers %R and %R)",
+                                    from_pack[0], from_pack[1]);
+    default:
+        return PyUnicode_FromFormat(" (import " SW_MISS_PACK_MODULE
+                                    " registers %R, %R and %R)",
+                                    from_pack[0], from_pack[1], from_pack[2]);
+    }
+}
+
+/* The names of the pack as a tuple of exact str (module initialization). */
+static PyObject *
+sw_miss_make_pack_names(void)
+{
+    Py_ssize_t n = 0, i;
+    PyObject *names;
+
+    while (sw_miss_pack_names[n] != NULL) {
+        n++;
+    }
+    names = PyTuple_New(n);
+    for (i = 0; names != NULL && i < n; i++) {
+        PyObject *s = PyUnicode_InternFromString(sw_miss_pack_names[i]);
+        if (s == NULL) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, i, s);
+    }
+    return names;
+}
+
 /* The message of a miss on `name` (new reference), or NULL with an
  * exception.  The caller owns `name`: rebuilding the registry's snapshot
  * allocates, and so may start a collection that runs Python code. */
@@ -50,20 +133,30 @@ static PyObject *
 sw_miss_message(sw_state *st, PyObject *name, Py_ssize_t registered)
 {
     PyObject *near[SW_SUGGEST_COUNT] = {NULL};
-    PyObject *message = NULL;
+    PyObject *message = NULL, *hint = NULL;
     Py_ssize_t i, n = 0;
 
     if (sw_state_check(st) == 0) {
-        n = sw_registry_close_names(&st->registry, name, registered, near);
+        if (sw_miss_in_pack(st, name)) {
+            return PyUnicode_FromFormat(
+                "no descriptor is registered under the name %R; import "
+                SW_MISS_PACK_MODULE " registers it", name);
+        }
+        n = sw_registry_close_names(&st->registry, name, registered,
+                                    st->pack_names, near);
         if (n < 0) {
             return NULL;
         }
+        hint = sw_miss_pack_hint(st, near, n);
     }
     else {
         PyErr_Clear();      /* finalized: no suggestions, still a message */
+        hint = PyUnicode_FromString("");
     }
     /* %R of an exact str runs no user code. */
-    switch (n) {
+    switch (hint == NULL ? -1 : n) {
+    case -1:
+        break;
     case 0:
         message = PyUnicode_FromFormat(
             "no descriptor is registered under the name %R", name);
@@ -71,19 +164,21 @@ sw_miss_message(sw_state *st, PyObject *name, Py_ssize_t registered)
     case 1:
         message = PyUnicode_FromFormat(
             "no descriptor is registered under the name %R; "
-            "did you mean %R?", name, near[0]);
+            "did you mean %R?%U", name, near[0], hint);
         break;
     case 2:
         message = PyUnicode_FromFormat(
             "no descriptor is registered under the name %R; "
-            "did you mean %R or %R?", name, near[0], near[1]);
+            "did you mean %R or %R?%U", name, near[0], near[1], hint);
         break;
     default:
         message = PyUnicode_FromFormat(
             "no descriptor is registered under the name %R; "
-            "did you mean %R, %R or %R?", name, near[0], near[1], near[2]);
+            "did you mean %R, %R or %R?%U", name, near[0], near[1], near[2],
+            hint);
         break;
     }
+    Py_XDECREF(hint);
     for (i = 0; i < n; i++) {
         Py_DECREF(near[i]);     /* a registered name: the registry holds it */
     }
@@ -387,7 +482,7 @@ static PyType_Slot sw_miss_slots[] = {
 };
 
 static PyType_Spec sw_miss_spec = {
-    .name = "stride_weave._dtypes.UnknownNameError",
+    .name = "stride_weave.dtypes.UnknownNameError",
     .basicsize = sizeof(sw_miss),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC
              | Py_TPFLAGS_IMMUTABLETYPE,
@@ -399,5 +494,13 @@ sw_miss_create_type(PyObject *module, sw_state *st)
 {
     st->unknown_name_type = (PyTypeObject *)PyType_FromModuleAndSpec(
         module, &sw_miss_spec, PyExc_LookupError);
-    return st->unknown_name_type != NULL ? 0 : -1;
+    if (st->unknown_name_type == NULL) {
+        return -1;
+    }
+    st->pack_names = sw_miss_make_pack_names();
+    if (st->pack_names == NULL) {
+        return -1;
+    }
+    /* Private: for the test that compares it with stride_weave._packs. */
+    return PyModule_AddObjectRef(module, "_PACK_NAMES", st->pack_names);
 }

@@ -176,7 +176,7 @@ sw_registry_lookup(sw_registry *r, PyObject *name)
 
 Py_ssize_t
 sw_registry_close_names(sw_registry *r, PyObject *name, Py_ssize_t registered,
-                        PyObject **out)
+                        PyObject *extra, PyObject **out)
 {
     PyObject *all;
     Py_ssize_t i, n, found;
@@ -199,6 +199,21 @@ sw_registry_close_names(sw_registry *r, PyObject *name, Py_ssize_t registered,
         }
         sw_suggest_offer(&suggest,
                          ((sw_descriptor *)PyTuple_GET_ITEM(all, i))->name);
+    }
+    /* The extra candidates not registered (a registered one was offered
+     * above, or is too new to be): the names an opt-in pack would add.
+     * `extra` is an exact tuple of exact str the module state holds. */
+    for (i = 0; extra != NULL && i < PyTuple_GET_SIZE(extra); i++) {
+        PyObject *candidate = PyTuple_GET_ITEM(extra, i);
+        int known = sw_registry_contains(r, candidate);
+
+        if (known < 0) {
+            Py_DECREF(all);
+            return -1;
+        }
+        if (known == 0) {
+            sw_suggest_offer(&suggest, candidate);
+        }
     }
     found = sw_suggest_finish(&suggest, out);
     Py_DECREF(all);

@@ -32,7 +32,8 @@ int sw_registry_traverse(sw_registry *r, visitproc visit, void *arg);
 PyObject *sw_registry_lookup(sw_registry *r, PyObject *name);
 Py_ssize_t sw_registry_count(sw_registry *r);
 Py_ssize_t sw_registry_close_names(sw_registry *r, PyObject *name,
-                                   Py_ssize_t registered, PyObject **out);
+                                   Py_ssize_t registered, PyObject *extra,
+                                   PyObject **out);
 int sw_registry_contains(sw_registry *r, PyObject *name);
 int sw_registry_is_canonical(sw_registry *r, struct sw_descriptor *d);
 int sw_registry_publish(sw_registry *r, struct sw_descriptor *d, PyObject *owned,

@@ -757,7 +757,10 @@ sw_sealedmeta_construct(const sw_sealedmeta_ops *ops, PyObject *cls,
         return NULL;
     }
     if (t->abstract) {
-        PyErr_Format(PyExc_TypeError, ops->abstract_error, tp->tp_name);
+        PyErr_Format(PyExc_TypeError,
+                     t->is_model && ops->model_abstract_error != NULL
+                     ? ops->model_abstract_error : ops->abstract_error,
+                     tp->tp_name);
         return NULL;
     }
     obj = tp->tp_alloc(tp, 0);

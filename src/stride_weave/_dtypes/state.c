@@ -144,6 +144,7 @@ static const sw_state_field sw_state_fields[] = {
     {offsetof(sw_state, class_check_type), 1, 0},
     {offsetof(sw_state, class_check_method_type), 1, 0},
     {offsetof(sw_state, unknown_name_type), 1, 0},
+    {offsetof(sw_state, pack_names), 1, 0},
     {offsetof(sw_state, meta_type), 1, 0},
 };
 

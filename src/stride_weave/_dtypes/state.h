@@ -55,6 +55,8 @@ typedef struct sw_state {
     PyTypeObject *class_check_method_type;  /* _ClassCheckMethod: one
                                                class's check */
     PyTypeObject *unknown_name_type;    /* UnknownNameError: a registry miss */
+    PyObject *pack_names;   /* tuple of exact str: the names the formats
+                               pack registers, which a miss suggests (miss.c) */
     PyObject *type_checks[2];       /* type.__instancecheck__ and
                                        type.__subclasscheck__ (this
                                        interpreter's), which the class
