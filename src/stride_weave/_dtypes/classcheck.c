@@ -269,15 +269,19 @@ static PyObject *
 sw_classcheck_bound_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     sw_classcheck_bound *b = (sw_classcheck_bound *)self;
-    PyObject *getattr = PyEval_GetBuiltins();   /* borrowed */
+    PyObject *builtins = sw_frame_builtins();
+    PyObject *getattr, *result;
 
-    getattr = getattr ? PyDict_GetItemString(getattr, "getattr") : NULL;
+    getattr = builtins ? PyDict_GetItemString(builtins, "getattr") : NULL;
     if (getattr == NULL) {
+        Py_XDECREF(builtins);
         PyErr_SetString(PyExc_RuntimeError, "builtins.getattr is missing");
         return NULL;
     }
-    return Py_BuildValue("O(Os)", getattr, b->cls,
-                         sw_classcheck_names[b->index]);
+    result = Py_BuildValue("O(Os)", getattr, b->cls,
+                           sw_classcheck_names[b->index]);
+    Py_DECREF(builtins);   /* after: it owns getattr */
+    return result;
 }
 
 static PyMethodDef sw_classcheck_bound_methods[] = {
