@@ -190,21 +190,25 @@ sw_meta_origin_module(sw_state *st, sw_type *t)
     PyObject *ns, *module;
 
     if (t->is_model) {
-        ns = PyEval_GetGlobals();   /* borrowed; NULL when called from C */
+        ns = sw_frame_globals();   /* NULL when called from C */
     }
     else {
-        ns = ((PyTypeObject *)t)->tp_dict;
+        ns = Py_XNewRef(((PyTypeObject *)t)->tp_dict);
     }
     if (ns == NULL || !PyDict_Check(ns)) {
+        Py_XDECREF(ns);
         return NULL;
     }
     module = PyDict_GetItemWithError(ns, st->idents[t->is_model ? SW_IDENT_NAME
                                                                 : SW_IDENT_MODULE]);
     if (module == NULL || !PyUnicode_CheckExact(module)) {
+        Py_DECREF(ns);
         PyErr_Clear();   /* only a hint: a lookup failure leaves it out */
         return NULL;
     }
-    return Py_NewRef(module);
+    module = Py_NewRef(module);
+    Py_DECREF(ns);
+    return module;
 }
 
 static void

@@ -335,7 +335,6 @@ sw_pickle_import_and_find(PyObject *module, sw_state *st, PyObject *name,
                           PyObject *hint)
 {
     PyObject *reason, *imported, *found, *cause = NULL;
-    PyObject *type = NULL, *value = NULL, *tb = NULL;
 
     if (hint == NULL) {
         PyErr_Format(PyExc_LookupError,
@@ -363,14 +362,7 @@ sw_pickle_import_and_find(PyObject *module, sw_state *st, PyObject *name,
         if (!PyErr_ExceptionMatches(PyExc_Exception)) {
             return NULL;   /* KeyboardInterrupt, SystemExit: not ours */
         }
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb != NULL && value != NULL) {
-            PyException_SetTraceback(value, tb);
-        }
-        cause = value;   /* owned */
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
+        cause = PyErr_GetRaisedException();   /* owned, with its traceback */
         PyErr_Format(PyExc_LookupError,
                      "cannot unpickle descriptor %R: no descriptor is "
                      "registered under that name in this process, and "
@@ -379,17 +371,15 @@ sw_pickle_import_and_find(PyObject *module, sw_state *st, PyObject *name,
                      cause != NULL ? Py_TYPE(cause)->tp_name : "an error",
                      cause != NULL ? cause : Py_None);
         if (cause != NULL) {
-            PyObject *exc_type, *exc, *exc_tb;
+            PyObject *exc = PyErr_GetRaisedException();
 
-            PyErr_Fetch(&exc_type, &exc, &exc_tb);
-            PyErr_NormalizeException(&exc_type, &exc, &exc_tb);
             if (exc != NULL) {
                 PyException_SetCause(exc, cause);   /* steals cause */
             }
             else {
                 Py_DECREF(cause);
             }
-            PyErr_Restore(exc_type, exc, exc_tb);
+            PyErr_SetRaisedException(exc);
         }
         return NULL;
     }
