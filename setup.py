@@ -3,7 +3,14 @@
 Project metadata lives in pyproject.toml; this file only declares the
 extension module and ships the public C headers. Warnings: ``-Wall -Wextra``
 always; ``-Werror`` as well when the environment sets ``STRIDE_WEAVE_WERROR=1``
-(``.ci/run`` does).
+(``.ci/run`` does). The flags go to this extension only, never to
+dependencies that pip builds in the same run: set these variables, not
+``CFLAGS``.
+
+``STRIDE_WEAVE_RELEASE=1`` (``scripts/build-wheels`` and cibuildwheel set it)
+builds a release wheel: ``-g0`` after the interpreter's own flags, so the
+extension carries no debug information (a fifth of the size). A build from
+the sdist or a checkout keeps the interpreter's ``-g``.
 """
 import os
 from glob import glob
@@ -16,6 +23,8 @@ EXT_DIR = "src/stride_weave/_dtypes"
 extra_compile_args = ["-Wall", "-Wextra"]
 if os.environ.get("STRIDE_WEAVE_WERROR") == "1":
     extra_compile_args.append("-Werror")
+if os.environ.get("STRIDE_WEAVE_RELEASE") == "1":
+    extra_compile_args.append("-g0")
 
 dtypes_ext = Extension(
     "stride_weave._dtypes",
@@ -24,7 +33,6 @@ dtypes_ext = Extension(
     depends=sorted(glob(f"{EXT_DIR}/*.h") + glob("include/**/*.h", recursive=True)),
     extra_compile_args=extra_compile_args,
 )
-
 
 
 class build_py_with_headers(build_py):

@@ -112,7 +112,7 @@ sw_args_reference(sw_state *st, PyObject *ref, const char *argname,
     PyErr_Format(PyExc_ValueError,
                  "%s: %s must be a finished, registered descriptor; "
                  "%s %R %s", funcname, argname,
-                 _PyType_Name(Py_TYPE(ref)), r->name ? r->name : Py_None,
+                 sw_type_name(Py_TYPE(ref)), r->name ? r->name : Py_None,
                  problem);
     return -1;
 }
@@ -128,7 +128,7 @@ sw_args_simple(sw_state *st, PyObject *ref, const char *argname,
         PyErr_Format(PyExc_TypeError, "%s: %s must be a SimpleDType, got %s",
                      funcname, argname,
                      PyObject_TypeCheck(ref, st->base_type)
-                         ? _PyType_Name(Py_TYPE(ref)) : Py_TYPE(ref)->tp_name);
+                         ? sw_type_name(Py_TYPE(ref)) : Py_TYPE(ref)->tp_name);
         return -1;
     }
     return sw_args_reference(st, ref, argname, funcname);

@@ -288,7 +288,7 @@ PyGetSetDef sw_attrs_sealed_getset[] = {
 Py_hash_t
 sw_attrs_identity_hash(PyObject *self)
 {
-    return _Py_HashPointer(self);
+    return Py_HashPointer(self);
 }
 
 PyObject *
@@ -345,11 +345,7 @@ sw_attrs_slot_set(PyObject *self, PyObject *value, void *closure)
     }
     else {
         old = *slot;
-#ifdef Py_GIL_DISABLED
-        _Py_atomic_store_ptr_release(slot, Py_XNewRef(value));
-#else
-        *slot = Py_XNewRef(value);
-#endif
+        SW_STORE_PTR(*slot, Py_XNewRef(value));
     }
     Py_END_CRITICAL_SECTION();
     Py_XDECREF(old);   /* outside: may run a finalizer */

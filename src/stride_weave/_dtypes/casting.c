@@ -248,11 +248,7 @@ sw_casting_safe_cached(sw_state *st, sw_descriptor *from, sw_descriptor *to)
     int safe;
 
     /* A pair without ids has no entry (id 0 is never in one). */
-#ifdef Py_GIL_DISABLED
-    entry = _Py_atomic_load_uint64_relaxed(&st->cast_cache[slot]);
-#else
-    entry = st->cast_cache[slot];
-#endif
+    entry = SW_LOAD_RELAXED(st->cast_cache[slot]);
     if (a != 0 && b != 0 && (entry & ~(uint64_t)2) == key) {
         return (int)((entry >> 1) & 1);
     }
@@ -269,11 +265,7 @@ sw_casting_safe_cached(sw_state *st, sw_descriptor *from, sw_descriptor *to)
         }
         return safe;
     }
-#ifdef Py_GIL_DISABLED
-    _Py_atomic_store_uint64_relaxed(&st->cast_cache[slot], key | ((uint64_t)safe << 1));
-#else
-    st->cast_cache[slot] = key | ((uint64_t)safe << 1);
-#endif
+    SW_STORE_RELAXED(st->cast_cache[slot], key | ((uint64_t)safe << 1));
     return safe;
 }
 

@@ -35,8 +35,8 @@ sw_classbound_from_name(PyObject *cls, PyObject *name)
     if (!PyObject_TypeCheck(found, (PyTypeObject *)cls)) {
         PyErr_Format(PyExc_LookupError,
                      "%s.from_name(%R): the name is registered to %R, which "
-                     "is not a %s", _PyType_Name((PyTypeObject *)cls), exact,
-                     found, _PyType_Name((PyTypeObject *)cls));
+                     "is not a %s", sw_type_name((PyTypeObject *)cls), exact,
+                     found, sw_type_name((PyTypeObject *)cls));
         Py_DECREF(found);
         Py_DECREF(exact);
         return NULL;

@@ -270,20 +270,23 @@ static PyObject *
 sw_classcheck_bound_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
     sw_classcheck_bound *b = (sw_classcheck_bound *)self;
-    PyObject *builtins = PyEval_GetBuiltins();   /* borrowed */
+    PyObject *builtins = sw_frame_builtins();
     PyObject *getattr = NULL, *result;
 
     if (builtins != NULL
         && PyDict_GetItemStringRef(builtins, "getattr", &getattr) < 0) {
+        Py_DECREF(builtins);
         return NULL;
     }
     if (getattr == NULL) {
+        Py_XDECREF(builtins);
         PyErr_SetString(PyExc_RuntimeError, "builtins.getattr is missing");
         return NULL;
     }
     result = Py_BuildValue("O(Os)", getattr, b->cls,
                            sw_classcheck_names[b->index]);
     Py_DECREF(getattr);
+    Py_DECREF(builtins);
     return result;
 }
 

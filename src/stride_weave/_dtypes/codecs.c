@@ -167,26 +167,19 @@ sw_codecs_view(PyObject *obj, Py_buffer *view, int writable, const char *func,
         if (PyErr_ExceptionMatches(PyExc_TypeError)
             || PyErr_ExceptionMatches(PyExc_ValueError)
             || PyErr_ExceptionMatches(PyExc_BufferError)) {
-            PyObject *type, *cause, *tb, *exc_type, *exc, *exc_tb;
-            PyErr_Fetch(&type, &cause, &tb);
-            PyErr_NormalizeException(&type, &cause, &tb);
-            if (tb != NULL && cause != NULL) {
-                PyException_SetTraceback(cause, tb);
-            }
+            PyObject *cause = PyErr_GetRaisedException(), *exc;
+
             PyErr_Format(PyExc_TypeError,
                          "%s: %s must be a C-contiguous%s buffer, got %.100s",
                          func, arg, writable ? " writable" : "",
                          Py_TYPE(obj)->tp_name);
-            PyErr_Fetch(&exc_type, &exc, &exc_tb);
-            PyErr_NormalizeException(&exc_type, &exc, &exc_tb);
+            exc = PyErr_GetRaisedException();
             if (exc != NULL && cause != NULL) {
                 PyException_SetCause(exc, cause);       /* steals cause */
                 cause = NULL;
             }
-            PyErr_Restore(exc_type, exc, exc_tb);
-            Py_XDECREF(type);
+            PyErr_SetRaisedException(exc);
             Py_XDECREF(cause);
-            Py_XDECREF(tb);
         }
         return -1;
     }

@@ -24,7 +24,7 @@ sw_compound_check_plane(sw_state *st, PyObject *plane, Py_ssize_t i)
                  "%s: simple_types[%zd] must be a SimpleDType, got %s",
                  SW_COMPOUND_INIT, i,
                  PyObject_TypeCheck(plane, st->base_type)
-                     ? _PyType_Name(Py_TYPE(plane))
+                     ? sw_type_name(Py_TYPE(plane))
                      : Py_TYPE(plane)->tp_name);
     return -1;
 }
@@ -143,7 +143,7 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
                      "%s: a %s derives its planes and rules from its element "
                      "and levels; call BlockScaledDType.__init__(name, *, "
                      "element, levels) instead", SW_COMPOUND_INIT,
-                     _PyType_Name(Py_TYPE(self)));
+                     sw_type_name(Py_TYPE(self)));
         return -1;
     }
     if (simple_types == NULL) {

@@ -32,20 +32,20 @@ sw_construct_check_claim(sw_descriptor *d, sw_kind kind, const char *funcname)
     if (d->build_state != SW_BUILDING) {
         PyErr_Format(PyExc_TypeError,
                      "%s: %s object is not under construction", funcname,
-                     _PyType_Name(Py_TYPE((PyObject *)d)));
+                     sw_type_name(Py_TYPE((PyObject *)d)));
         return -1;
     }
     if (!sw_kind_within(d->kind, kind)) {
         PyErr_Format(PyExc_TypeError,
                      "%s: expected self to be an instance of the class that "
                      "defines it, got a %s", funcname,
-                     _PyType_Name(Py_TYPE((PyObject *)d)));
+                     sw_type_name(Py_TYPE((PyObject *)d)));
         return -1;
     }
     if (d->initialized) {
         PyErr_Format(PyExc_TypeError,
                      "%s: the model's __init__ was already called on this %s; "
-                     "call it once", funcname, _PyType_Name(Py_TYPE((PyObject *)d)));
+                     "call it once", funcname, sw_type_name(Py_TYPE((PyObject *)d)));
         return -1;
     }
     return 0;
@@ -81,9 +81,9 @@ sw_construct_origin(PyObject *obj)
 
     if (sw_meta_is_descriptor_class(tp) && ((sw_type *)tp)->is_model) {
         if (d->module == NULL) {
-            return PyUnicode_FromFormat("a built-in %s", _PyType_Name(tp));
+            return PyUnicode_FromFormat("a built-in %s", sw_type_name(tp));
         }
-        return PyUnicode_FromFormat("%s in module %R", _PyType_Name(tp),
+        return PyUnicode_FromFormat("%s in module %R", sw_type_name(tp),
                                     d->module);
     }
     st = sw_state_of_type(tp);
@@ -101,7 +101,7 @@ sw_construct_origin(PyObject *obj)
         return NULL;
     }
     if (qualname == NULL || !PyUnicode_Check(qualname)) {
-        result = PyUnicode_FromString(_PyType_Name(tp));
+        result = PyUnicode_FromString(sw_type_name(tp));
     }
     else if (module == NULL || !PyUnicode_Check(module)) {
         result = PyUnicode_FromFormat("%U", qualname);
@@ -125,7 +125,7 @@ sw_construct_duplicate_error(sw_state *st, sw_descriptor *d, PyObject *name)
     if (owner == NULL) {
         if (!PyErr_Occurred()) {
             PyErr_Format(PyExc_ValueError, "%s: name %R is already registered",
-                         _PyType_Name(Py_TYPE(d)), name);
+                         sw_type_name(Py_TYPE(d)), name);
         }
         return;
     }
@@ -136,7 +136,7 @@ sw_construct_duplicate_error(sw_state *st, sw_descriptor *d, PyObject *name)
     }
     PyErr_Format(PyExc_ValueError,
                  "%s: name %R is already registered by %U",
-                 _PyType_Name(Py_TYPE(d)), name, origin);
+                 sw_type_name(Py_TYPE(d)), name, origin);
     Py_DECREF(origin);
 }
 
@@ -240,7 +240,7 @@ sw_construct_ensure_existing(sw_state *st, sw_descriptor *d,
         PyErr_Format(PyExc_ValueError,
                      "%s.ensure(): name %R is already registered by %U with "
                      "a different structure %U; nothing was registered",
-                     _PyType_Name(Py_TYPE(d)), d->name, origin, diff);
+                     sw_type_name(Py_TYPE(d)), d->name, origin, diff);
         Py_DECREF(origin);
     }
     Py_DECREF(diff);
@@ -266,7 +266,7 @@ sw_construct_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
         PyErr_Format(PyExc_TypeError,
                      "%s.__init__ did not initialize the descriptor: it must "
                      "call super().__init__(...) with the model's arguments; "
-                     "nothing was registered", _PyType_Name(Py_TYPE(d)));
+                     "nothing was registered", sw_type_name(Py_TYPE(d)));
         return -1;
     }
     if (d->kind <= SW_KIND_NONE || d->kind >= SW_KIND_COUNT) {
@@ -339,7 +339,7 @@ sw_construct_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
         PyErr_Format(PyExc_ValueError,
                      "%s %R duplicates the representation of the registered "
                      "%R: %s; nothing was registered",
-                     _PyType_Name(Py_TYPE(d)), d->name,
+                     sw_type_name(Py_TYPE(d)), d->name,
                      ((sw_descriptor *)existing)->name,
                      kind->unique_by_structure);
         Py_DECREF(existing);

@@ -21,7 +21,7 @@
 static const char *
 sw_descriptor_type_name(PyObject *obj)
 {
-    return _PyType_Name(Py_TYPE(obj));
+    return sw_type_name(Py_TYPE(obj));
 }
 
 /* The members the model owns on every descriptor (a subclass may not

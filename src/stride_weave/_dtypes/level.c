@@ -57,8 +57,7 @@ sw_level_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
                          "got %ld", value);
             return NULL;
         }
-        exact = PyLong_CheckExact(block) ? Py_NewRef(block)
-                                         : _PyLong_Copy((PyLongObject *)block);
+        exact = sw_exact_int(block);
         if (exact == NULL) {
             return NULL;
         }

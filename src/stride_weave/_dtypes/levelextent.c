@@ -23,6 +23,7 @@ sw_levelextent_init(PyObject *self, PyObject *args, PyObject *kwds)
     sw_level_extent *le = (sw_level_extent *)self;
     sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *level, *extent;
+    int sign = 0;
 
     if (sw_state_check(st) < 0) {
         return -1;
@@ -44,7 +45,10 @@ sw_levelextent_init(PyObject *self, PyObject *args, PyObject *kwds)
                      "adjacent edge), got %s", Py_TYPE(level)->tp_name);
         return -1;
     }
-    if (_PyLong_Sign(level) < 0) {
+    if (PyLong_GetSign(level, &sign) < 0) {
+        return -1;
+    }
+    if (sign < 0) {
         PyErr_Format(PyExc_ValueError,
                      SW_LEVELEXTENT_INIT ": level must be a non-negative int, got %S",
                      level);
@@ -57,7 +61,10 @@ sw_levelextent_init(PyObject *self, PyObject *args, PyObject *kwds)
                          Py_TYPE(extent)->tp_name);
             return -1;
         }
-        if (_PyLong_Sign(extent) <= 0) {
+        if (PyLong_GetSign(extent, &sign) < 0) {
+            return -1;
+        }
+        if (sign <= 0) {
             PyErr_Format(PyExc_ValueError,
                          SW_LEVELEXTENT_INIT ": extent must be a positive int or "
                          "Whole, got %S", extent);
@@ -162,7 +169,7 @@ sw_levelextent_repr(PyObject *self)
                                     Py_TYPE(self)->tp_name);
     }
     return PyUnicode_FromFormat("%s(level=%R, extent=%R)",
-                                _PyType_Name(Py_TYPE(self)),
+                                sw_type_name(Py_TYPE(self)),
                                 le->level, le->extent);
 }
 

@@ -193,10 +193,10 @@ sw_meta_origin_module(sw_state *st, sw_type *t, PyObject **module)
 
     *module = NULL;
     if (t->is_model) {
-        ns = PyEval_GetGlobals();   /* borrowed; NULL when called from C */
+        ns = sw_frame_globals();   /* NULL when called from C */
     }
     else {
-        ns = ((PyTypeObject *)t)->tp_dict;
+        ns = Py_XNewRef(((PyTypeObject *)t)->tp_dict);
     }
     if (ns == NULL || !PyDict_Check(ns)) {
         return 0;

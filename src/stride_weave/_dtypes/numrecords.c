@@ -45,18 +45,10 @@ sw_numrecords_attach(sw_descriptor *d, PyObject *record)
     PyObject *existing;
 
     Py_INCREF(record);      /* the reference the descriptor will own */
-#ifdef Py_GIL_DISABLED
     existing = NULL;
-    if (_Py_atomic_compare_exchange_ptr(&d->numeric, &existing, record)) {
+    if (SW_CAS(d->numeric, existing, record)) {
         return 0;
     }
-#else
-    existing = d->numeric;
-    if (existing == NULL) {
-        d->numeric = record;
-        return 0;
-    }
-#endif
     Py_DECREF(record);      /* the caller still holds it: not the last */
     if (sw_numinfo_equal((sw_numinfo *)existing, (sw_numinfo *)record)) {
         return 0;

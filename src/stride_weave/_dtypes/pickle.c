@@ -629,22 +629,15 @@ sw_pickle_policy_refusal(PyObject *record)
 static PyObject *
 sw_pickle_import_failed(PyObject *name, PyObject *hint, const char *doing)
 {
-    PyObject *type, *cause, *tb, *text, *exc_type, *exc, *exc_tb;
+    PyObject *cause, *text, *exc;
 
     if (PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
         return NULL;
     }
-    PyErr_Fetch(&type, &cause, &tb);
-    PyErr_NormalizeException(&type, &cause, &tb);
-    if (cause == NULL) {   /* not reached: normalizing makes an instance */
-        PyErr_Restore(type, cause, tb);
+    cause = PyErr_GetRaisedException();     /* owned, with its traceback */
+    if (cause == NULL) {   /* not reached: the caller saw an exception */
         return NULL;
     }
-    if (tb != NULL) {
-        (void)PyException_SetTraceback(cause, tb);
-    }
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
     text = PyObject_Str(cause);
     if (text == NULL) {
         /* As a traceback shows an exception whose str() fails. */
@@ -665,15 +658,14 @@ sw_pickle_import_failed(PyObject *name, PyObject *hint, const char *doing)
                  "raised %s: %U (import or register its definition before "
                  "loading)", name, doing, hint, Py_TYPE(cause)->tp_name, text);
     Py_DECREF(text);
-    PyErr_Fetch(&exc_type, &exc, &exc_tb);
-    PyErr_NormalizeException(&exc_type, &exc, &exc_tb);
+    exc = PyErr_GetRaisedException();
     if (exc != NULL) {
         PyException_SetCause(exc, cause);   /* steals cause */
     }
     else {
         Py_DECREF(cause);
     }
-    PyErr_Restore(exc_type, exc, exc_tb);
+    PyErr_SetRaisedException(exc);
     return NULL;
 }
 

@@ -325,8 +325,8 @@ static int
 sw_promotion_swap(sw_state *st, sw_lattice *base, sw_lattice *new)
 {
 #ifdef Py_GIL_DISABLED
-    void *expected = base;
-    return _Py_atomic_compare_exchange_ptr(&st->default_lattice, &expected, new);
+    PyObject *expected = (PyObject *)base;
+    return SW_CAS(st->default_lattice, expected, (PyObject *)new);
 #else
     /* The GIL is held and nothing between the test and the store runs
      * Python code. */

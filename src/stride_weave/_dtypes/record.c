@@ -856,15 +856,11 @@ sw_record_check(sw_state *st, sw_descriptor *d, PyObject *record)
                             "this process can describe");
         }
         if (PyErr_ExceptionMatches(PyExc_ValueError)) {
-            PyObject *type, *value, *tb;
+            PyObject *value = PyErr_GetRaisedException();
 
-            PyErr_Fetch(&type, &value, &tb);
-            PyErr_NormalizeException(&type, &value, &tb);
             PyErr_Format(PyExc_ValueError, "cannot unpickle descriptor %R: %S",
                          d->name, value != NULL ? value : Py_None);
-            Py_XDECREF(type);
             Py_XDECREF(value);
-            Py_XDECREF(tb);
         }
         return -1;
     }

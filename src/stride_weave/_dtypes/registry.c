@@ -394,6 +394,13 @@ sw_registry_publish(sw_registry *r, sw_descriptor *d, PyObject *owned,
     Py_END_CRITICAL_SECTION();
     Py_XDECREF(frozen);      /* not installed: an unpublished copy */
     Py_XDECREF(displaced);   /* may run finalizers: d is sealed */
+    if (status == 0) {
+        /* Registered for the life of the interpreter: free-threaded 3.14+
+         * readers need not update its reference count.  (Its class, a
+         * heap type, already has CPython's deferred and per-thread
+         * reference counting on free-threaded builds.) */
+        sw_defer_refcount((PyObject *)d);
+    }
     return status;
 }
 

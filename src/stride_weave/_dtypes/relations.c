@@ -100,9 +100,8 @@ sw_relations_keep_alias(sw_state *st, PyObject *name, int i)
     Py_INCREF(name);
 #ifdef Py_GIL_DISABLED
     {
-        void *expected = NULL;
-        if (!_Py_atomic_compare_exchange_ptr(&st->relation_aliases[i], &expected,
-                                             name)) {
+        PyObject *expected = NULL;
+        if (!SW_CAS(st->relation_aliases[i], expected, name)) {
             Py_DECREF(name);    /* another thread's stands; ours lives on */
         }
     }
@@ -152,26 +151,18 @@ sw_relations_assign_id(sw_state *st, sw_descriptor *d)
     if (sw_lattice_id_of(d) != 0) {
         return 0;
     }
-#ifdef Py_GIL_DISABLED
-    id = _Py_atomic_add_uint32(&st->relation_ids, 1) + 1;
-#else
-    id = ++st->relation_ids;
-#endif
+    id = SW_ADD_FETCH(st->relation_ids, 1);
     if (id == 0 || id >= (1u << 31)) {
         PyErr_SetString(PyExc_OverflowError,
                         "too many dtypes have taken part in kinds, casts and "
                         "promotion lattices");
         return -1;
     }
-#ifdef Py_GIL_DISABLED
     {
         uint32_t expected = 0;
         /* Another thread may have given it one meanwhile: theirs stands. */
-        (void)_Py_atomic_compare_exchange_uint32(&d->relation_id, &expected, id);
+        (void)SW_CAS(d->relation_id, expected, id);
     }
-#else
-    d->relation_id = id;
-#endif
     return 0;
 }
 

@@ -68,11 +68,7 @@ typedef enum {
 static inline uint32_t
 sw_lattice_id_of(sw_descriptor *d)
 {
-#ifdef Py_GIL_DISABLED
-    return _Py_atomic_load_uint32_relaxed(&d->relation_id);
-#else
-    return d->relation_id;
-#endif
+    return SW_LOAD_RELAXED(d->relation_id);
 }
 
 /* `obj` as a registered descriptor of `st`'s graph (borrowed), else NULL

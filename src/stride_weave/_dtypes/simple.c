@@ -40,8 +40,7 @@ sw_simple_check_bits(PyObject *bits)
                      SW_SIMPLE_INIT, value);
         return NULL;
     }
-    return PyLong_CheckExact(bits) ? Py_NewRef(bits)
-                                   : _PyLong_Copy((PyLongObject *)bits);
+    return sw_exact_int(bits);
 }
 
 static int

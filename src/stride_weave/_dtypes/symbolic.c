@@ -37,7 +37,7 @@ sw_symbolic_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (value == -1.0 && PyErr_Occurred()) {
         return NULL;
     }
-    if (!Py_IS_FINITE(value) || value < 0) {
+    if (!isfinite(value) || value < 0) {
         PyErr_Format(PyExc_ValueError,
                      "SymbolicBits(): constant must be a finite number >= 0, "
                      "got %R", constant);
@@ -67,8 +67,7 @@ sw_symbolic_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     }
     self->constant = value;
-    self->whole_scale_bits = PyLong_CheckExact(bits)
-        ? Py_NewRef(bits) : _PyLong_Copy((PyLongObject *)bits);
+    self->whole_scale_bits = sw_exact_int(bits);
     if (self->whole_scale_bits == NULL) {
         Py_DECREF(self);
         return NULL;
@@ -114,8 +113,7 @@ sw_symbolic_evaluate(PyObject *self, PyObject *count)
     }
     /* Exact ints only, so no user __rtruediv__ of an int subclass runs;
      * true division of ints rounds exactly even for huge counts. */
-    count = PyLong_CheckExact(count) ? Py_NewRef(count)
-                                     : _PyLong_Copy((PyLongObject *)count);
+    count = sw_exact_int(count);
     if (count == NULL) {
         return NULL;
     }
