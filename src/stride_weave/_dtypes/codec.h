@@ -14,11 +14,11 @@
 #ifndef SW_CODEC_H
 #define SW_CODEC_H
 
+#include "numinfo.h"    /* Python.h first, as every C file of the module */
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-#include "numinfo.h"
 
 /* Rounding (the `rounding=` option). */
 typedef enum {

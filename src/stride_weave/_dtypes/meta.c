@@ -198,10 +198,12 @@ sw_meta_origin_module(sw_state *st, sw_type *t, PyObject **module)
     else {
         ns = Py_XNewRef(((PyTypeObject *)t)->tp_dict);
     }
+    /* `ns` is a strong reference: a key's __eq__ may drop the frame's
+     * globals, or replace the class's namespace. */
     if (ns == NULL || !PyDict_Check(ns)) {
+        Py_XDECREF(ns);
         return 0;
     }
-    Py_INCREF(ns);   /* a key's __eq__ may drop the frame's globals */
     found = PyDict_GetItemRef(ns, st->idents[t->is_model ? SW_IDENT_NAME
                                                          : SW_IDENT_MODULE],
                               module);
@@ -259,9 +261,9 @@ static const sw_sealedmeta_ops sw_meta_ops = {
                      "are found through registered() and from_name())",
     .abstract_error = "cannot instantiate abstract descriptor class %s "
                       "(declare it with abstract=False to make it concrete)",
-    .model_abstract_error = "cannot instantiate %s, an abstract class of the "
-                            "descriptor model: look a registered descriptor "
-                            "up (DType.from_name('Float32')), construct a "
+    .model_abstract_error = "cannot instantiate abstract model class %s: "
+                            "look a registered descriptor up "
+                            "(DType.from_name('Float32')), construct a "
                             "DTypeCategory, SimpleDType or BlockScaledDType, "
                             "or subclass it with abstract=False",
     .owned_names = sw_meta_owned_names,
