@@ -541,10 +541,15 @@ def render_dot(descriptors, dtype_cls):
     (see ``dot_label``); categories are ellipses, simple dtypes boxes,
     compound dtypes ``component`` shapes, block-scaled dtypes ``box3d``
     shapes. A solid edge runs from each supertype to each of its direct
-    members. A dashed edge (``style=dashed``, ``constraint=false``) runs from
-    a compound dtype to each of its planes, labelled with the plane's role:
-    ``element``, then ``scale per 32`` (the level's block) or
-    ``scale per whole`` for a block-scaled dtype; ``plane <i>`` otherwise.
+    members. A dashed grey arrow points from a compound dtype to each of its
+    planes, labelled with the plane's role: ``element``, then
+    ``scale per 32`` (the level's block) or ``scale per whole`` for a
+    block-scaled dtype; ``plane <i>`` otherwise. It is written as an edge
+    from the plane to the compound dtype drawn backwards (``dir=back``), so
+    that it ranks the compound dtype after its planes: the formats are laid
+    out in a column right of the simple dtypes they are made of, and their
+    plane edges run from one column to the next instead of folding back
+    across the hierarchy.
     """
     shapes = {
         "category": "ellipse",
@@ -583,8 +588,9 @@ def render_dot(descriptors, dtype_cls):
             roles = [f"plane {i}" for i in range(len(planes))]
         for plane, role in zip(planes, roles):
             lines.append(
-                f"    {_dot_id(d.name)} -> {_dot_id(plane.name)} "
-                f"[style=dashed, constraint=false, label={_dot_string(role)}];"
+                f"    {_dot_id(plane.name)} -> {_dot_id(d.name)} [dir=back, "
+                f"style=dashed, color=gray40, fontcolor=gray30, "
+                f"label={_dot_string(role)}];"
             )
     lines.append("}")
     return lines

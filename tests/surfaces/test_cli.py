@@ -527,8 +527,10 @@ def test_dot_has_a_node_per_descriptor_and_an_edge_per_supertype(capsys, fresh_n
     assert hierarchy == sorted(
         (ID(d.supertype.name), ID(d.name)) for d in registered if d.supertype is not None
     )
-    planes = [(a, b, attrs) for a, b, attrs in edges if attrs]
-    assert all(attrs["style"] == "dashed" and attrs["constraint"] == "false"
+    # Plane edges are written plane -> compound and drawn backwards, so the
+    # arrow points from the compound dtype to its plane.
+    planes = [(b, a, attrs) for a, b, attrs in edges if attrs]
+    assert all(attrs["style"] == "dashed" and attrs["dir"] == "back"
                for _, _, attrs in planes)
     assert [(b, _unquote(attrs["label"])) for a, b, attrs in planes if a == ID(pair.name)] == [
         ("Float32", "plane 0"), (ID(f16.name), "plane 1"),
@@ -597,6 +599,45 @@ def test_dot_output_is_accepted_by_graphviz(fresh_name):
     assert laid_out.stderr == ""
     plain_nodes = [line for line in laid_out.stdout.splitlines() if line.startswith("node ")]
     assert len(plain_nodes) == len(nodes)
+
+
+def test_dot_lays_out_each_compound_dtype_after_its_planes(tmp_path):
+    """With Graphviz, every compound dtype (block-scaled ones included) is
+    placed right of each of its planes, so the plane edges run forwards from
+    the column of simple dtypes and do not fold back across the hierarchy."""
+    dot = shutil.which("dot")
+    if dot is None:
+        pytest.skip("Graphviz 'dot' is not installed")
+    (tmp_path / "pairs.py").write_text(
+        "from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType\n"
+        "class Pair(CompoundDType, abstract=False):\n"
+        "    def __init__(self, name, part, supertype):\n"
+        "        super().__init__(name, supertype=supertype, simple_types=(part, part))\n"
+        "MINE = DTypeCategory('PairFormats')\n"
+        "HALF = SimpleDType('PairHalf', bits=16, supertype=MINE)\n"
+        "Pair('PairOfHalves', HALF, MINE)\n"
+        "Pair('PairOfFloats', DType.Float32, None)\n",
+        encoding="utf-8")
+    proc = run_package("--dot", "--import", "pairs", "--import", "stride_weave.formats",
+                       cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    nodes, edges = parse_dot(proc.stdout)
+    laid_out = subprocess.run([dot, "-Tplain"], input=proc.stdout, capture_output=True,
+                              encoding="utf-8", timeout=120)
+    assert laid_out.returncode == 0, laid_out.stderr
+    x = {}
+    for line in laid_out.stdout.splitlines():
+        if line.startswith("node "):
+            # node NAME X Y ...: the names here need no quoting
+            _, name, x_pos = line.split()[:3]
+            x[name.strip('"')] = float(x_pos)
+    compound_shapes = ("component", "box3d")
+    plane_edges = [(a, b) if nodes[a]["shape"] in compound_shapes else (b, a)
+                   for a, b, attrs in edges if attrs]
+    assert ("PairOfHalves", "PairHalf") in plane_edges
+    assert ("NVFP4", "Float32") in plane_edges
+    for compound, plane in plane_edges:
+        assert x[compound] > x[plane], (compound, plane, x[compound], x[plane])
 
 
 @pytest.mark.parametrize("args", [["--json", "--dot"], ["--json", "--ascii"], ["--dot", "--ascii"]])
