@@ -53,6 +53,7 @@ import json
 import os
 import re
 import sys
+import traceback
 
 from stride_weave._dtypes import _KINDS, DType, SymbolicBits, _kind
 from stride_weave.interop import TARGETS, _exact_str
@@ -540,10 +541,15 @@ def render_dot(descriptors, dtype_cls):
     (see ``dot_label``); categories are ellipses, simple dtypes boxes,
     compound dtypes ``component`` shapes, block-scaled dtypes ``box3d``
     shapes. A solid edge runs from each supertype to each of its direct
-    members. A dashed edge (``style=dashed``, ``constraint=false``) runs from
-    a compound dtype to each of its planes, labelled with the plane's role:
-    ``element``, then ``scale per 32`` (the level's block) or
-    ``scale per whole`` for a block-scaled dtype; ``plane <i>`` otherwise.
+    members. A dashed grey arrow points from a compound dtype to each of its
+    planes, labelled with the plane's role: ``element``, then
+    ``scale per 32`` (the level's block) or ``scale per whole`` for a
+    block-scaled dtype; ``plane <i>`` otherwise. It is written as an edge
+    from the plane to the compound dtype drawn backwards (``dir=back``), so
+    that it ranks the compound dtype after its planes: the formats are laid
+    out in a column right of the simple dtypes they are made of, and their
+    plane edges run from one column to the next instead of folding back
+    across the hierarchy.
     """
     shapes = {
         "category": "ellipse",
@@ -582,8 +588,9 @@ def render_dot(descriptors, dtype_cls):
             roles = [f"plane {i}" for i in range(len(planes))]
         for plane, role in zip(planes, roles):
             lines.append(
-                f"    {_dot_id(d.name)} -> {_dot_id(plane.name)} "
-                f"[style=dashed, constraint=false, label={_dot_string(role)}];"
+                f"    {_dot_id(plane.name)} -> {_dot_id(d.name)} [dir=back, "
+                f"style=dashed, color=gray40, fontcolor=gray30, "
+                f"label={_dot_string(role)}];"
             )
     lines.append("}")
     return lines
@@ -641,9 +648,17 @@ def _parser(prog="python -m stride_weave"):
         action="append",
         default=[],
         metavar="MODULE",
-        help="import MODULE (a dotted module name, found on sys.path, which "
-        "includes the current directory) before printing, so that the "
-        "descriptors it registers are shown; repeatable",
+        help="import MODULE (a dotted module name such as 'mypkg.formats', "
+        "not a file name: found on sys.path, which includes the current "
+        "directory) before printing, so that the descriptors it registers are "
+        "shown; repeatable. A module that raises while it is imported ends the "
+        "command with exit status 3",
+    )
+    parser.add_argument(
+        "--traceback",
+        action="store_true",
+        help="when a module given to --import raises, print the full traceback "
+        "(by default: the exception and the line of the module that raised it)",
     )
     parser.add_argument(
         "--name",
@@ -689,28 +704,117 @@ def _version():
     return __version__
 
 
-def _import_modules(parser, modules):
-    """Import each of ``modules`` in order; a module that cannot be found is
-    a usage error naming it. Errors raised by the module's own code
-    propagate with their traceback."""
+#: The exit status when a module given to ``--import`` raised while it was
+#: imported (0: printed; 1: standard output closed early; 2: usage error).
+IMPORT_FAILED = 3
+
+
+def _file_hint(argument):
+    """What to give ``--import`` for ``argument`` when it is a file name or
+    a path (``goodmod.py``, ``./goodmod.py``, ``src/mypkg``) rather than a
+    module name: the text of a suggestion, or None when it is neither.
+
+    The module name is the file's name without ``.py``, preceded by the
+    packages (directories with an ``__init__.py``) that hold it; the
+    directory above the outermost one must be on the module search path.
+    """
+    stem, ext = os.path.splitext(argument)
+    if ext != ".py" and "/" not in argument and os.sep not in argument:
+        return None
+    target = os.path.abspath(stem if ext == ".py" else argument)
+    parts = [os.path.basename(target)]
+    if parts[0] == "__init__":
+        target = os.path.dirname(target)
+        parts = [os.path.basename(target)]
+    root = os.path.dirname(target)
+    while os.path.isfile(os.path.join(root, "__init__.py")) and root != os.path.dirname(root):
+        parts.insert(0, os.path.basename(root))
+        root = os.path.dirname(root)
+    if not all(part.isidentifier() for part in parts):
+        return None
+    name = ".".join(parts)
+    if root == os.getcwd():
+        return f"use --import {name}"
+    shown = os.path.relpath(root)
+    if shown.startswith(os.pardir):
+        shown = root
+    return (f"use --import {name} with {shown} on PYTHONPATH (or run the "
+            f"command from that directory)")
+
+
+def _user_frames(tb):
+    """The frames of ``tb`` from the imported module's own code on: the
+    frames of this module and of the import machinery before it are left
+    out."""
+    frames = traceback.extract_tb(tb)
+    machinery = (os.path.abspath(__file__), os.path.abspath(importlib.__file__))
+    i = 0
+    while i < len(frames) and (frames[i].filename.startswith("<frozen ")
+                               or os.path.abspath(frames[i].filename) in machinery):
+        i += 1
+    return frames[i:]
+
+
+def _report_import_failure(prog, module, exc, full_traceback, err):
+    """Write why importing ``module`` failed to ``err``: the whole traceback
+    with ``full_traceback``, else the exception and where the module's code
+    raised it (the module's own line and, when the exception came from code
+    it called, the line that raised)."""
+    if full_traceback:
+        print(f"{prog}: error: --import {module}: the module raised an "
+              f"exception while it was imported; the full traceback:", file=err)
+        traceback.print_exception(exc, file=err)
+        return
+    print(f"{prog}: error: --import {module}: the module raised an exception "
+          f"while it was imported:", file=err)
+    frames = _user_frames(exc.__traceback__)
+    shown = frames[:1] + frames[-1:] if len(frames) > 1 else frames
+    for j, frame in enumerate(traceback.StackSummary.from_list(shown).format()):
+        if j == 1 and len(frames) > 2:
+            print("  ...", file=err)
+        err.write(frame)
+    err.write("".join(traceback.format_exception_only(exc)))
+    print("(run with --traceback for the full traceback)", file=err)
+
+
+def _import_modules(parser, modules, full_traceback=False):
+    """Import each of ``modules`` in order. A name that is not a module name,
+    or a module that cannot be found, is a usage error naming it (with the
+    module name to give instead of a file name or a path). A module whose
+    own code raises is reported briefly (in full with ``full_traceback``)
+    and ends the command: return ``IMPORT_FAILED`` then, else None."""
     if modules and "" not in sys.path and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     for module in modules:
+        hint = _file_hint(module)
         if not module or module.startswith(".") or not all(
             part.isidentifier() for part in module.split(".")
         ):
             parser.error(
                 f"--import: expected a dotted module name such as "
                 f"'mypackage.dtypes', got {module!r}"
+                + (f", a file name or a path: {hint}" if hint else "")
             )
+        if hint and os.path.isfile(module):
+            parser.error(f"--import {module}: expected a module name, not a "
+                         f"file name: {hint}")
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as e:
             missing = e.name or ""
             if module == missing or module.startswith(missing + "."):
                 parser.error(f"--import {module}: no module named {missing!r} "
-                             f"on sys.path (the current directory included)")
-            raise
+                             f"on sys.path (the current directory included)"
+                             + (f"; a module name has no .py: {hint}" if hint else ""))
+            _report_import_failure(parser.prog, module, e, full_traceback, sys.stderr)
+            return IMPORT_FAILED
+        except (Exception, SystemExit) as e:
+            # The module's own code failed (SystemExit included: a script
+            # that exits at import ends this command with the same status
+            # as any other failing module). KeyboardInterrupt propagates.
+            _report_import_failure(parser.prog, module, e, full_traceback, sys.stderr)
+            return IMPORT_FAILED
+    return None
 
 
 def main(argv=None, prog="python -m stride_weave"):
@@ -723,9 +827,11 @@ def main(argv=None, prog="python -m stride_weave"):
     modules that register descriptors first, ``--name NAME`` for one
     descriptor with its structure, ``--version`` for the version, ``--help``
     for help. ``prog`` is the command name shown in usage messages. Returns
-    0, or 1 when standard output was closed early (``... | head``); a usage
-    error (an unknown option, a module or name that is not found) exits with
-    status 2.
+    0, 1 when standard output was closed early (``... | head``), or 3
+    (``IMPORT_FAILED``) when a module given to ``--import`` raised while it
+    was imported (reported briefly on stderr, in full with ``--traceback``);
+    a usage error (an unknown option, a module or name that is not found, a
+    file name given to ``--import``) exits with status 2.
     """
     prog = _text(prog, "prog")
     if argv is not None:
@@ -742,7 +848,9 @@ def main(argv=None, prog="python -m stride_weave"):
     if args.promotions and (args.name is not None or args.mappings):
         parser.error("--promotions shows the promotion lattice: it does not "
                      "combine with --name or --mappings")
-    _import_modules(parser, args.imports)
+    status = _import_modules(parser, args.imports, args.traceback)
+    if status is not None:
+        return status
     selected = None
     if args.name is not None:
         try:

@@ -1,6 +1,7 @@
 """Conversions between stride-weave dtypes and other libraries' dtypes.
 
-Each simple dtype may have an equivalent in six places:
+Each simple dtype may have an equivalent in five places, the conversion
+targets named in ``TARGETS``:
 
 - **numpy** (``numpy.dtype``), ml_dtypes' types included
   (``float8_e4m3fn`` and friends, which numpy knows once ``ml_dtypes`` is

@@ -527,8 +527,10 @@ def test_dot_has_a_node_per_descriptor_and_an_edge_per_supertype(capsys, fresh_n
     assert hierarchy == sorted(
         (ID(d.supertype.name), ID(d.name)) for d in registered if d.supertype is not None
     )
-    planes = [(a, b, attrs) for a, b, attrs in edges if attrs]
-    assert all(attrs["style"] == "dashed" and attrs["constraint"] == "false"
+    # Plane edges are written plane -> compound and drawn backwards, so the
+    # arrow points from the compound dtype to its plane.
+    planes = [(b, a, attrs) for a, b, attrs in edges if attrs]
+    assert all(attrs["style"] == "dashed" and attrs["dir"] == "back"
                for _, _, attrs in planes)
     assert [(b, _unquote(attrs["label"])) for a, b, attrs in planes if a == ID(pair.name)] == [
         ("Float32", "plane 0"), (ID(f16.name), "plane 1"),
@@ -597,6 +599,45 @@ def test_dot_output_is_accepted_by_graphviz(fresh_name):
     assert laid_out.stderr == ""
     plain_nodes = [line for line in laid_out.stdout.splitlines() if line.startswith("node ")]
     assert len(plain_nodes) == len(nodes)
+
+
+def test_dot_lays_out_each_compound_dtype_after_its_planes(tmp_path):
+    """With Graphviz, every compound dtype (block-scaled ones included) is
+    placed right of each of its planes, so the plane edges run forwards from
+    the column of simple dtypes and do not fold back across the hierarchy."""
+    dot = shutil.which("dot")
+    if dot is None:
+        pytest.skip("Graphviz 'dot' is not installed")
+    (tmp_path / "pairs.py").write_text(
+        "from stride_weave.dtypes import CompoundDType, DType, DTypeCategory, SimpleDType\n"
+        "class Pair(CompoundDType, abstract=False):\n"
+        "    def __init__(self, name, part, supertype):\n"
+        "        super().__init__(name, supertype=supertype, simple_types=(part, part))\n"
+        "MINE = DTypeCategory('PairFormats')\n"
+        "HALF = SimpleDType('PairHalf', bits=16, supertype=MINE)\n"
+        "Pair('PairOfHalves', HALF, MINE)\n"
+        "Pair('PairOfFloats', DType.Float32, None)\n",
+        encoding="utf-8")
+    proc = run_package("--dot", "--import", "pairs", "--import", "stride_weave.formats",
+                       cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    nodes, edges = parse_dot(proc.stdout)
+    laid_out = subprocess.run([dot, "-Tplain"], input=proc.stdout, capture_output=True,
+                              encoding="utf-8", timeout=120)
+    assert laid_out.returncode == 0, laid_out.stderr
+    x = {}
+    for line in laid_out.stdout.splitlines():
+        if line.startswith("node "):
+            # node NAME X Y ...: the names here need no quoting
+            _, name, x_pos = line.split()[:3]
+            x[name.strip('"')] = float(x_pos)
+    compound_shapes = ("component", "box3d")
+    plane_edges = [(a, b) if nodes[a]["shape"] in compound_shapes else (b, a)
+                   for a, b, attrs in edges if attrs]
+    assert ("PairOfHalves", "PairHalf") in plane_edges
+    assert ("NVFP4", "Float32") in plane_edges
+    for compound, plane in plane_edges:
+        assert x[compound] > x[plane], (compound, plane, x[compound], x[plane])
 
 
 @pytest.mark.parametrize("args", [["--json", "--dot"], ["--json", "--ascii"], ["--dot", "--ascii"]])
@@ -783,12 +824,142 @@ def test_import_of_a_non_module_name_is_a_usage_error(user_modules, module):
             f"'mypackage.dtypes', got {module!r}") in proc.stderr
 
 
-def test_import_of_a_failing_module_shows_its_traceback(user_modules):
+def _write(directory, name, source):
+    path = directory / name
+    path.write_text(source, encoding="utf-8")
+    return path
+
+
+def test_import_of_a_failing_module_is_a_short_error(user_modules):
+    """A module that raises ends the command with status 3 and a few lines:
+    the exception and the line of the module that raised it, no traceback
+    through the import machinery."""
     proc = run_package("--import", "broken", cwd=user_modules)
-    assert proc.returncode == 1
-    assert "Traceback" in proc.stderr
-    assert "RuntimeError: broken on purpose" in proc.stderr
+    assert proc.returncode == _cli.IMPORT_FAILED == 3
     assert proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "python -m stride_weave: error: --import broken: the module raised an "
+        "exception while it was imported:",
+        f'  File "{user_modules / "broken.py"}", line 1, in <module>',
+        "    raise RuntimeError('broken on purpose')",
+        "RuntimeError: broken on purpose",
+        "(run with --traceback for the full traceback)",
+    ]
+
+
+def test_import_failure_shows_the_modules_line_and_the_raising_line(user_modules):
+    """When the exception comes from code the module called, both the
+    module's own line and the line that raised are shown."""
+    _write(user_modules, "calls.py", "import helper_fails\n")
+    _write(user_modules, "helper_fails.py",
+           "def check(value):\n    raise KeyError(value)\n\ncheck('missing')\n")
+    proc = run_package("--import", "calls", cwd=user_modules)
+    assert proc.returncode == 3
+    lines = proc.stderr.splitlines()
+    assert lines[1:] == [
+        f'  File "{user_modules / "calls.py"}", line 1, in <module>',
+        "    import helper_fails",
+        "  ...",
+        f'  File "{user_modules / "helper_fails.py"}", line 2, in check',
+        "    raise KeyError(value)",
+        "KeyError: 'missing'",
+        "(run with --traceback for the full traceback)",
+    ]
+    assert "importlib" not in proc.stderr
+
+
+@pytest.mark.parametrize("source, last_line", [
+    ("def broken(:\n", "SyntaxError: invalid syntax"),
+    ("import sys\nsys.exit(4)\n", "SystemExit: 4"),
+    ("import no_such_dependency_of_this_module\n",
+     "ModuleNotFoundError: No module named 'no_such_dependency_of_this_module'"),
+])
+def test_import_failures_of_every_kind_have_status_3(user_modules, source, last_line):
+    """A syntax error, a module that exits at import, and a module whose own
+    import fails are all failures of the module (status 3), not a usage
+    error or the module's exit status."""
+    path = _write(user_modules, "failing_kind.py", source)
+    proc = run_package("--import", "failing_kind", cwd=user_modules)
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[0].startswith("python -m stride_weave: error: --import failing_kind: ")
+    assert f'  File "{path}", line ' in proc.stderr
+    assert lines[-2:] == [last_line, "(run with --traceback for the full traceback)"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_import_failure_with_traceback_prints_it_in_full(user_modules):
+    proc = run_package("--import", "broken", "--traceback", cwd=user_modules)
+    assert proc.returncode == 3
+    assert proc.stderr.splitlines()[:2] == [
+        "python -m stride_weave: error: --import broken: the module raised an "
+        "exception while it was imported; the full traceback:",
+        "Traceback (most recent call last):",
+    ]
+    assert "importlib" in proc.stderr
+    assert proc.stderr.rstrip().endswith("RuntimeError: broken on purpose")
+
+
+def test_import_stops_at_the_first_failing_module(user_modules):
+    """Modules after a failing one are not imported, and nothing is printed."""
+    _write(user_modules, "marks.py", "raise AssertionError('must not be imported')\n")
+    proc = run_package("--import", "broken", "--import", "marks", cwd=user_modules)
+    assert proc.returncode == 3
+    assert "marks" not in proc.stderr and proc.stdout == ""
+
+
+def _suggested(stderr):
+    """The arguments the error message suggests: the module name, and the
+    directory to put on PYTHONPATH (None when the current one will do)."""
+    match = re.search(r"use --import (\S+)(?: with (.+) on PYTHONPATH)?", stderr)
+    assert match, stderr
+    return match.group(1), match.group(2)
+
+
+@pytest.mark.parametrize("argument, cwd, module, directory", [
+    ("userdtypes.py", ".", "userdtypes", None),
+    ("./userdtypes.py", ".", "userdtypes", None),
+    ("userpkg/more.py", ".", "userpkg.more", None),
+    ("userpkg/", ".", "userpkg", None),
+    ("userpkg/__init__.py", ".", "userpkg", None),
+    ("../userdtypes.py", "userpkg", "userdtypes", ".."),
+    ("{root}/userpkg/more.py", "/", "userpkg.more", "{root}"),
+])
+def test_import_of_a_file_name_suggests_its_module_name(user_modules, argument, cwd,
+                                                        module, directory):
+    """A file name or a path is a usage error that says which module name to
+    give (and which directory must be on the module search path), and the
+    suggestion works."""
+    argument = argument.format(root=user_modules)
+    workdir = (user_modules / cwd).resolve()
+    proc = run_package("--import", argument, cwd=workdir)
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    message = proc.stderr.splitlines()[-1]
+    assert message.startswith("python -m stride_weave: error: --import")
+    assert argument in message
+    suggested, on_path = _suggested(proc.stderr)
+    assert suggested == module
+    if directory is None:
+        assert on_path is None
+    else:
+        assert (workdir / on_path).resolve() == (workdir / directory.format(
+            root=user_modules)).resolve()
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    if on_path is not None:
+        env["PYTHONPATH"] = str((workdir / on_path).resolve())
+    followed = run_python(["-m", "stride_weave", "--import", suggested], env=env,
+                          cwd=workdir)
+    assert followed.returncode == 0, followed.stderr
+
+
+def test_import_of_a_missing_file_name_suggests_dropping_py(user_modules):
+    proc = run_package("--import", "not_written.py", cwd=user_modules)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        "python -m stride_weave: error: --import not_written.py: no module named "
+        "'not_written' on sys.path (the current directory included); a module "
+        "name has no .py: use --import not_written")
 
 
 def test_name_shows_one_descriptor_with_its_structure():

@@ -7,10 +7,12 @@ import inspect
 import pathlib
 import pydoc
 import re
+import sys
 
 import pytest
 
 import stride_weave.dtypes
+from support import run_python
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIGURE_SCRIPT = ROOT / "docs" / "figures" / "block_scaled.py"
@@ -70,7 +72,7 @@ _INTERNAL = re.compile(
 
 
 def _user_facing_files():
-    for pattern in ("README.md", "docs/*.md", "docs/**/*.py", "src/**/*.py",
+    for pattern in ("README.md", "docs/**/*.md", "docs/**/*.py", "src/**/*.py",
                     "src/**/*.pyi", "src/**/*.c", "src/**/*.h", "include/**/*.h",
                     "benchmarks/*.py", "examples/**/*", "scripts/*", "fuzz/*",
                     "tests/**/*.py", "pyproject.toml", "setup.py", ".ci/run"):
@@ -88,3 +90,99 @@ def test_no_internal_references_in_user_facing_text():
             if _INTERNAL.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, "\n".join(found)
+
+
+
+# The user pages state what the product guarantees and measures; how it was
+# developed (findings and fixes, run records, targets and whether they were
+# met) belongs to the contributors' pages (docs/contributing/, design.md).
+_NOTES_VOICE = re.compile(
+    r"(?i:\bfinal code\b|\bresults? on (the|debian|cpython)\b|\bfound and fixed\b"
+    r"|\bmust stay\b|\bwe\b|\bour\b|\b\d+ of \d+ (bounds|targets) (hold|met)\b"
+    r"|\b(python|cpython) 3\.\d+(\.\d+)? here\b|\bused to\b|\bthe story\b"
+    r"|\b(after|before) the fix\b|\bregression test\b|\bwhere a bound does not hold\b)"
+    r"|^\|.*\|\s*(holds|met)\s*\|\s*$")
+_CONTRIBUTOR_PAGES = {"design.md"}
+
+
+def _user_pages():
+    return [p for p in sorted((ROOT / "docs").glob("*.md"))
+            if p.name not in _CONTRIBUTOR_PAGES]
+
+
+def test_user_pages_speak_of_the_product():
+    found = []
+    for path in _user_pages():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _NOTES_VOICE.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
+
+
+def _toctrees(index):
+    """{caption: [documents]} of the toctrees of docs/index.md."""
+    trees = {}
+    for block in re.findall(r"```\{toctree\}\n(.*?)```", index, re.S):
+        caption = re.search(r"^:caption: (.+)$", block, re.M).group(1)
+        trees[caption] = [line for line in block.splitlines()
+                          if line and not line.startswith(":")]
+    return trees
+
+
+def test_contributor_pages_have_their_own_part_of_the_index():
+    trees = _toctrees((ROOT / "docs" / "index.md").read_text(encoding="utf-8"))
+    contributors = trees.pop("For contributors")
+    pages = {f"contributing/{p.stem}" for p in (ROOT / "docs" / "contributing").glob("*.md")}
+    assert pages | {"design"} == set(contributors)
+    user_docs = {doc for docs in trees.values() for doc in docs}
+    assert user_docs == {p.stem for p in _user_pages()} - {"index"}
+
+
+# A dunder name in Markdown prose is read as bold ("__slots__" shows as a
+# bold "slots"): outside fenced blocks, it must be in a code span.
+_DUNDER = re.compile(r"(?<![\w`])__[A-Za-z][A-Za-z0-9_]*__(?![\w`])")
+
+
+def test_dunder_names_in_pages_are_code():
+    found = []
+    for path in sorted((ROOT / "docs").rglob("*.md")):
+        fence = None
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            stripped = line.lstrip()
+            if fence:
+                fence = None if stripped.startswith(fence) else fence
+                continue
+            opening = re.match(r"`{3,}|~{3,}", stripped)
+            if opening:
+                fence = opening.group(0)
+                continue
+            outside_code = line.split("`")[::2]
+            if not line.startswith("<!--") and any(map(_DUNDER.search, outside_code)):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert not found, "\n".join(found)
+
+
+def test_benchmark_report_writes_dunder_names_as_code():
+    """benchmarks/report.py, which writes docs/performance.md, puts a dunder
+    name outside code spans in one (and leaves code spans alone)."""
+    program = (
+        "import sys; sys.path.insert(0, 'benchmarks'); import report\n"
+        "for line in ['a plain __slots__ attribute read: y.name',\n"
+        "             'reads __class__, as `type.__instancecheck__` does',\n"
+        "             'pickle.loads(<pickle of int>)']:\n"
+        "    print(report.escape_markup(line))\n")
+    result = run_python(["-c", program], cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "a plain `__slots__` attribute read: y.name",
+        "reads `__class__`, as `type.__instancecheck__` does",
+        "pickle.loads(&lt;pickle of int&gt;)",
+    ]
+
+
+def test_promotion_figure_source_is_what_the_command_prints():
+    """docs/figures/promotions.dot is what `python -m stride_weave
+    --promotions --dot --import stride_weave.formats` prints now
+    (regenerate it with docs/figures/promotions.py otherwise)."""
+    result = run_python([str(ROOT / "docs" / "figures" / "promotions.py"), "--check"])
+    assert result.returncode == 0, result.stderr

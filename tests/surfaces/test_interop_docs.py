@@ -50,18 +50,24 @@ def test_interop_table_is_the_live_mappings():
             _cell(m.arrow), _cell(m.buffer_format), _cell(m.torch)), name
 
 
-def test_float_table_is_the_live_records():
-    rows = _table("| dtype | encoding | bits | exponent |")
+def test_float_tables_are_the_live_records():
+    """The floating-point formats fill two tables (their encodings, then
+    their ranges and spacing), so that each fits the page's width."""
     floats = {n for n in _documented()
               if numerics.numeric_info(DType.from_name(n)).kind in ("float", "complex")}
-    assert {row[0] for row in rows} == floats
-    for name, encoding, bits, e, m, bias, mx, normal, subnormal, eps, inf, nan in rows:
+    encodings = _table("| dtype | encoding | bits | exponent |")
+    assert {row[0] for row in encodings} == floats
+    for name, encoding, bits, e, m, bias, inf, nan in encodings:
         r = numerics.finfo(DType.from_name(name))
         assert (encoding, int(bits), int(e), int(m), int(bias)) == (
             r.encoding, r.bits, r.exponent_bits, r.mantissa_bits, r.bias), name
+        assert (inf == "yes", nan) == (r.has_inf, r.nan_encoding), name
+    ranges = _table("| dtype | max | smallest normal |")
+    assert [row[0] for row in ranges] == [row[0] for row in encodings]
+    for name, mx, normal, subnormal, eps in ranges:
+        r = numerics.finfo(DType.from_name(name))
         assert (float(mx), float(normal), float(subnormal), float(eps)) == (
             r.max, r.smallest_normal, r.smallest_subnormal, r.eps), name
-        assert (inf == "yes", nan) == (r.has_inf, r.nan_encoding), name
 
 
 def test_integer_table_is_the_live_records():
@@ -78,3 +84,17 @@ def test_integer_table_is_the_live_records():
 def test_index_lists_the_page():
     index = (PAGE.parent / "index.md").read_text(encoding="utf-8")
     assert "\ninterop\n" in index
+
+
+_NUMBER_WORDS = {"three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+
+
+def test_module_docstring_counts_its_targets():
+    """The module docstring says in how many places a dtype may have an
+    equivalent, and lists exactly that many: one per conversion target."""
+    doc = interop.__doc__
+    word = doc.split("may have an equivalent in ", 1)[1].split()[0]
+    assert _NUMBER_WORDS[word] == len(interop.TARGETS)
+    listed = doc.split(":\n\n", 1)[1].split("\n\n", 1)[0]
+    bullets = [line for line in listed.splitlines() if line.startswith("- **")]
+    assert len(bullets) == len(interop.TARGETS), bullets

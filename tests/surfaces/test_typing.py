@@ -87,3 +87,25 @@ def test_mypy_rejects_misuse(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     for line in (2, 3, 4, 5, 6, 7):
         assert f"misuse.py:{line}: error" in result.stdout, result.stdout
+
+
+def _api_page_example(tmp_path):
+    """The example of the Typing section of docs/api.md, written to a file."""
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    section = page.split("\n## Typing\n", 1)[1]
+    code = section.split("```python\n", 1)[1].split("\n```", 1)[0]
+    path = tmp_path / "api_typing_example.py"
+    path.write_text(code + "\n", encoding="utf-8")
+    return path
+
+
+def test_api_page_typing_example_runs(tmp_path):
+    result = _run([str(_api_page_example(tmp_path))], tmp_path, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@requires_mypy
+def test_api_page_typing_example_passes_mypy_strict(tmp_path):
+    example = _api_page_example(tmp_path)
+    result = _run(["-m", "mypy", "--strict", "--no-error-summary", str(example)], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
