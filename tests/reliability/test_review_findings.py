@@ -1,0 +1,175 @@
+"""Attacks from an adversarial review that still get through.
+
+Each test is a scenario that crashes the interpreter, trips a sanitizer or
+makes the library report something other than its truth.  Crash-prone
+scenarios run in a child process, so a regression is a return code and a
+report instead of a dead test run.  Every test is marked
+``xfail(strict=True)``: it fails today, and the marker comes off with the
+fix that makes it pass.
+"""
+import pytest
+
+from support import unique_name
+from support.child import assert_clean_exit, child_report, run_child
+from stride_weave import dtypes
+from stride_weave.dtypes import DType, SimpleDType
+from stride_weave.numerics import NumericInfo, register_numeric_info
+
+
+# ---- codecs ------------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "codecblock.c sw_codecblock_float_row_body keeps per-chunk block state in "
+    "arrays of 16 (amax, scodes, recips) but a chunk of 256 elements holds "
+    "256 / block blocks: an even block below 16 with float scales writes past "
+    "them on the stack"))
+def test_quantize_float_scales_with_a_small_even_block_stays_in_bounds():
+    pytest.importorskip("numpy")
+    rc, out, err = run_child("""
+        import numpy as np
+        from stride_weave import codecs
+        from stride_weave.dtypes import BlockScaledDType, DType, Level
+
+        for block in (2, 4, 8, 14):
+            fmt = BlockScaledDType(f"SmallBlockNV{block}", element=DType.E2M1,
+                                   levels=[Level(scale=DType.E4M3, block=block)])
+            x = np.linspace(-5, 5, 4 * 256, dtype=np.float32).reshape(4, 256)
+            back = codecs.dequantize(codecs.quantize(x, fmt))
+            # E2M1 under a per-block E4M3 scale: within a quarter of the block's
+            # largest magnitude
+            assert np.all(np.abs(back - x) <= 0.25 * np.abs(x).max() + 1e-6), block
+        print("ok")
+    """)
+    assert_clean_exit(rc, out, err)
+    assert out.strip() == "ok"
+
+
+# ---- relations -------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason=(
+    "numrecords.c sw_numrecords_register attaches a record whatever the dtype's "
+    "category says, and relations.c answers kinds from the category until a "
+    "record arrives: result_type(X, 1.5) goes from X to PromotionError (a "
+    "defined result made undefined) and X is both Floating and 'integral'"))
+def test_a_late_record_changes_no_defined_result_and_contradicts_no_category():
+    x = SimpleDType(unique_name("LateRecord_"), bits=16, supertype=DType.Floating)
+    before = dtypes.result_type(x, 1.5)
+    assert before is x
+    try:
+        register_numeric_info(x, NumericInfo.integer(16, signed=True))
+    except ValueError:
+        pass        # refusing a record that contradicts the category is a fix
+    assert dtypes.result_type(x, 1.5) is before
+    assert not (dtypes.isdtype(x, DType.Floating) and dtypes.isdtype(x, "integral"))
+
+
+# ---- numeric records ---------------------------------------------------------------------
+
+def _record_or_refusal(**params):
+    """The record of the given float parameters, or None when it is refused
+    (refusing a format whose fields cannot be read as described is a fix
+    too)."""
+    try:
+        return NumericInfo.floating(unique_name("enc"), **params)
+    except ValueError:
+        return None
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "numinfo.c sw_numinfo_derive_float takes the exponent field below the "
+    "all-ones one as a normal binade; with exponent_bits=1 it is field 0, "
+    "which holds the subnormals (or only zero), so max/min name a value the "
+    "format does not have and can_cast refuses casts that lose nothing"))
+def test_a_one_bit_exponent_record_reports_only_values_its_format_has():
+    # Exponent field 0 holds M/4 (subnormals, 2**(1 - bias) * M / 4), field
+    # 1 holds infinity and NaN: the largest finite value is 0.75.
+    e1m2 = _record_or_refusal(exponent_bits=1, mantissa_bits=2, bias=1,
+                              nan_encoding="ieee")
+    if e1m2 is not None:
+        assert (e1m2.max, e1m2.min) == (0.75, -0.75)
+    # Field 0 is zero (a sign bit, no mantissa), field 1 the NaN: no finite
+    # value but zero.
+    zero_only = _record_or_refusal(exponent_bits=1, mantissa_bits=0, bias=1,
+                                   nan_encoding="all_ones")
+    if zero_only is not None:
+        assert zero_only.max == 0.0
+    # Values k/8 for k < 16, every one of them in a format with 2 exponent
+    # and 3 mantissa bits and bias 2 (subnormals of 1/16, normals up to 1.875).
+    narrow = _record_or_refusal(exponent_bits=1, mantissa_bits=4, bias=0,
+                                nan_encoding="ieee")
+    if narrow is not None:
+        wide = _record_or_refusal(exponent_bits=2, mantissa_bits=3, bias=2,
+                                  nan_encoding="ieee")
+        a = SimpleDType(unique_name("E1M4_"), bits=narrow.bits, supertype=DType.Floating)
+        b = SimpleDType(unique_name("E2M3B2_"), bits=wide.bits, supertype=DType.Floating)
+        register_numeric_info(a, narrow)
+        register_numeric_info(b, wide)
+        assert dtypes.can_cast(a, b)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "formats.py _register publishes each format (SimpleDType(...)) before it "
+    "attaches the format's record, and register_numeric_info lets any code "
+    "attach the first record to any registered simple dtype: code that runs "
+    "in between (a profile hook here, another thread in general) makes the "
+    "pack's Float16 a 16-bit unsigned integer for the life of the process, "
+    "and the pack can never be imported there again"))
+def test_the_formats_pack_records_cannot_be_taken_before_the_pack_attaches_them():
+    report = child_report("""
+        import json, sys
+        from stride_weave.numerics import NumericInfo, register_numeric_info, numeric_info
+        taken = []
+
+        def hook(frame, event, arg):
+            if (event == "c_call" and getattr(arg, "__name__", "") == "register_numeric_info"
+                    and frame.f_code.co_name == "_register" and not taken):
+                dtype = frame.f_locals["dtype"]
+                try:
+                    register_numeric_info(dtype, NumericInfo.integer(dtype.bits, signed=False))
+                    taken.append(dtype.name)
+                except ValueError:
+                    pass
+
+        sys.setprofile(hook)
+        try:
+            import stride_weave.formats
+        except ValueError:
+            pass
+        finally:
+            sys.setprofile(None)
+        from stride_weave.dtypes import DType
+        try:
+            f16 = DType.from_name("Float16")
+        except LookupError:
+            encoding = None
+        else:
+            encoding = numeric_info(f16).encoding
+        print(json.dumps({"encoding": encoding}))
+    """)
+    assert report["encoding"] in (None, "ieee754_binary16")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "promotion.c sw_promotion_init makes PromotionError with "
+    "PyErr_NewExceptionWithDoc, a mutable heap class (UnknownNameError and the "
+    "module's other types are immutable): any code can reassign its "
+    "__bases__ or methods, and promote_types' refusals then stop being the "
+    "documented TypeError"))
+def test_promotion_error_stays_a_type_error():
+    report = child_report("""
+        import json
+        import stride_weave.dtypes as sd
+        from stride_weave.dtypes import DType, PromotionError
+        try:
+            PromotionError.__bases__ = (ValueError,)
+        except (TypeError, AttributeError):
+            pass
+        try:
+            sd.promote_types(DType.Int8, DType.Float32)
+        except TypeError:
+            caught = "TypeError"
+        except Exception as e:
+            caught = type(e).__mro__[1].__name__
+        print(json.dumps({"caught": caught}))
+    """)
+    assert report["caught"] == "TypeError"
