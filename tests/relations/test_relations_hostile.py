@@ -261,3 +261,35 @@ def test_declarations_reentered_from_collections_and_callbacks():
         # (From 3.12 on, a collection waits for the interpreter's next
         # check between bytecodes: it no longer runs inside a C function.)
         assert report["mid_declaration"] > 0
+
+
+def test_promotion_error_is_immutable_and_stays_a_type_error():
+    """PromotionError's bases and methods cannot be reassigned, so
+    promote_types' refusals stay the documented TypeError; subclassing
+    it still works."""
+    report = child_report("""
+        import json
+        import stride_weave.dtypes as sd
+        from stride_weave.dtypes import DType, PromotionError
+        refused = []
+        for name, value in (("__bases__", (ValueError,)),
+                            ("__str__", lambda self: "lie"),
+                            ("__init__", lambda self, *a: None)):
+            try:
+                setattr(PromotionError, name, value)
+            except (TypeError, AttributeError):
+                refused.append(name)
+        try:
+            sd.promote_types(DType.Int8, DType.E4M3)
+        except TypeError as exc:
+            caught, message = type(exc).__name__, str(exc)
+        class Mine(PromotionError):
+            pass
+        print(json.dumps({"refused": refused, "caught": caught,
+                          "message": message,
+                          "subclass": issubclass(Mine, TypeError)}))
+    """)
+    assert report["refused"] == ["__bases__", "__str__", "__init__"]
+    assert report["caught"] == "PromotionError"
+    assert report["message"].startswith("promote_types: no implicit promotion between Int8 and E4M3")
+    assert report["subclass"] is True

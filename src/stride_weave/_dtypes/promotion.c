@@ -606,16 +606,31 @@ sw_promotion_install_default(sw_state *st)
     return 0;
 }
 
+/* PromotionError is immutable, as the module's other types are: no code
+ * can reassign its bases or methods and so stop promote_types' refusals
+ * being the documented TypeError.  It stays subclassable. */
+static PyType_Slot sw_promotion_error_slots[] = {
+    {Py_tp_doc, (void *)PyDoc_STR(
+        "Two dtypes have no promotion: no dtype is above both in the "
+        "lattice, or one of them takes part in no implicit promotion.  A "
+        "TypeError, as numpy's DTypePromotionError is.")},
+    {0, NULL},
+};
+
+static PyType_Spec sw_promotion_error_spec = {
+    .name = "stride_weave.dtypes.PromotionError",
+    .basicsize = 0,     /* BaseException's layout, inherited */
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE
+             | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = sw_promotion_error_slots,
+};
+
 /* Module initialization, after the built-in graph and its records. */
 int
 sw_promotion_init(PyObject *module, sw_state *st)
 {
-    st->promotion_error = PyErr_NewExceptionWithDoc(
-        "stride_weave.dtypes.PromotionError",
-        "Two dtypes have no promotion: no dtype is above both in the "
-        "lattice, or one of them takes part in no implicit promotion.  A "
-        "TypeError, as numpy's DTypePromotionError is.",
-        PyExc_TypeError, NULL);
+    st->promotion_error = PyType_FromModuleAndSpec(
+        module, &sw_promotion_error_spec, PyExc_TypeError);
     if (st->promotion_error == NULL
         || sw_relations_init(module, st) < 0
         || sw_lattice_create_type(module, st) < 0
