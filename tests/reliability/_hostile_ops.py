@@ -8,6 +8,7 @@ descriptor reports.  A wrong outcome raises AssertionError (a finding); a
 crash of the interpreter is a finding too.
 """
 import gc
+import io
 import pickle
 
 from stride_weave import _dtypes
@@ -323,6 +324,19 @@ class _Tripwire:
         raise AttributeError(name)
 
 
+def _core_pickle(obj):
+    """Pickle `obj` with an empty dispatch table of the pickler's own, so
+    only the object's own reduction runs.  Libraries register reducers for
+    every exception class in copyreg's global table (tblib, which
+    distributed installs), and those read copyreg, whatever the core
+    does."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer)
+    pickler.dispatch_table = {}
+    pickler.dump(obj)
+    return buffer.getvalue()
+
+
 def sys_modules_replaced(which, name):
     """Replace sys.modules[`which`] with a tripwire while a miss on `name`
     is raised, read and pickled, and while a pickle of an unregistered
@@ -342,7 +356,7 @@ def sys_modules_replaced(which, name):
             DType.from_name(name)
         except LookupError as exc:
             message = str(exc)
-            again = pickle.loads(pickle.dumps(exc))
+            again = pickle.loads(_core_pickle(exc))
         else:
             raise AssertionError(f"{name!r} was found")
         assert message.startswith(f"no descriptor is registered under the name {name!r}")
