@@ -405,12 +405,33 @@ def miss_shared_by_threads(name, threads=4, rounds=3):
             f"no descriptor is registered under the name {name!r}")
 
 
-def _nomemory():
+def nomemory_unusable():
+    """Why this interpreter cannot make allocations fail on demand, or
+    None when it can (with _testcapi.set_nomemory)."""
+    import sysconfig
+
     try:
         import _testcapi
     except ImportError:
+        return "this CPython has no _testcapi to make allocations fail"
+    if not hasattr(_testcapi, "set_nomemory"):
+        return "this CPython has no _testcapi.set_nomemory to make allocations fail"
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        # Seen on 3.13.5t with nothing but the standard library: after
+        # type() creations with one allocation failed, the interpreter's
+        # own heap is corrupt (a later collection crashes in a list's
+        # traverse, or finalization loops in mimalloc's page collection).
+        return ("allocation failures corrupt a free-threaded CPython's own "
+                "heap (type() alone, after importing enum, dataclasses and "
+                "typing, then crashes or hangs at exit); checked on GIL builds")
+    return None
+
+
+def _nomemory():
+    if nomemory_unusable() is not None:
         return None
-    return _testcapi if hasattr(_testcapi, "set_nomemory") else None
+    import _testcapi
+    return _testcapi
 
 
 #: What fails an allocation in `allocation_fails`.

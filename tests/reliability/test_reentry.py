@@ -37,18 +37,13 @@ from stride_weave.dtypes import (
     SimpleDType,
 )
 
-try:
-    import _testcapi
-except ImportError:   # a build without the test modules
-    _testcapi = None
-
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 #: tests/reliability/, where children import the hostile operations from
 RELIABILITY = os.path.dirname(os.path.abspath(__file__))
 
 needs_set_nomemory = pytest.mark.skipif(
-    not hasattr(_testcapi, "set_nomemory"),
-    reason="this CPython has no _testcapi.set_nomemory to make allocations fail")
+    hostile.nomemory_unusable() is not None,
+    reason=str(hostile.nomemory_unusable()))
 
 
 # --------------------------------------------------------------------------
