@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from support import child_report, unique_name
+from support.child import assert_clean_exit, run_child
 from stride_weave import _dtypes, codecs, formats
 from stride_weave.dtypes import DType, SimpleDType
 from support.defs import PlanePair
@@ -254,6 +255,157 @@ def test_concurrent_calls_on_shared_inputs_agree():
     for t in threads:
         t.join()
     assert results and all(results)
+
+
+# ---- every legal block size, in bounds and right ---------------------------------------
+
+def test_quantize_float_scales_with_a_small_even_block_stays_in_bounds():
+    # a chunk of 256 elements holds 256 / block blocks: 128 of 2
+    rc, out, err = run_child("""
+        import numpy as np
+        from stride_weave import codecs
+        from stride_weave.dtypes import BlockScaledDType, DType, Level
+
+        for block in (2, 4, 8, 14):
+            fmt = BlockScaledDType(f"SmallBlockNV{block}", element=DType.E2M1,
+                                   levels=[Level(scale=DType.E4M3, block=block)])
+            x = np.linspace(-5, 5, 4 * 256, dtype=np.float32).reshape(4, 256)
+            back = codecs.dequantize(codecs.quantize(x, fmt))
+            # E2M1 under a per-block E4M3 scale: within a quarter of the block's
+            # largest magnitude
+            assert np.all(np.abs(back - x) <= 0.25 * np.abs(x).max() + 1e-6), block
+        print("ok")
+    """)
+    assert_clean_exit(rc, out, err)
+    assert out.strip() == "ok"
+
+
+# Quantize and dequantize over random legal formats (element, scale format,
+# block 1..300 or Whole, a whole-tensor scale or not), shapes, axes, packed or
+# not, against the exact model of tests/support/codec_model.py: the planes
+# code for code, the values bit for bit. In a child: an access outside a
+# buffer crashes it, not the test run.
+_BLOCK_SIZES = r"""
+import math, sys
+import numpy as np
+from hypothesis import given, settings, strategies as st
+from stride_weave import codecs, formats
+from stride_weave.dtypes import BlockScaledDType, DType, Level, Whole
+from stride_weave.numerics import numeric_info
+from support.codec_model import (FloatModel, Float32Model, block_value,
+                                 quantize_float_scaled, quantize_mx_block)
+
+ELEMENTS = [DType.E2M1, DType.E3M2, DType.E2M3, DType.E4M3, DType.E5M2, DType.Int8]
+SCALES = [DType.E8M0, DType.E4M3, DType.E5M2, DType.Float32] + [
+    getattr(formats, name) for name in ("BFloat16", "Float16") if hasattr(formats, name)]
+MODELS = {}
+FORMATS = {}
+
+def model(dtype):
+    if dtype not in MODELS:
+        record = numeric_info(dtype)
+        MODELS[dtype] = (dtype.bits if record.kind == "int" else Float32Model()
+                         if dtype is DType.Float32 else FloatModel(record))
+    return MODELS[dtype]
+
+def block_format(elem, scale, block, whole):
+    key = (elem, scale, block, whole)
+    if key not in FORMATS:
+        levels = (Level(scale, block),) + ((Level(DType.Float32, Whole),) if whole else ())
+        known = [d for d in DType.registered() if isinstance(d, BlockScaledDType)
+                 and d.element is elem and d.levels == levels]     # MXFP4, NVFP4...
+        FORMATS[key] = known[0] if known else BlockScaledDType(
+            "BlockSizes%d" % len(FORMATS), element=elem, levels=levels)
+    return FORMATS[key]
+
+def pack_rows(codes, bits):
+    # DLPack's bit order: element i in bits [i*b, (i+1)*b) of the row
+    length = codes.shape[-1]
+    out = [sum(int(c) << (i * bits) for i, c in enumerate(row)).to_bytes(
+               (length * bits + 7) // 8, "little") for row in codes.reshape(-1, length)]
+    return np.frombuffer(b"".join(out), np.uint8).reshape(*codes.shape[:-1], -1)
+
+@st.composite
+def case(draw):
+    scale = draw(st.sampled_from(SCALES))
+    pow2 = numeric_info(scale).mantissa_bits == 0
+    elems = ELEMENTS if pow2 else ELEMENTS[:-1]     # integers: OCP MX's reading
+    elem = draw(st.sampled_from(elems))
+    block = draw(st.one_of(st.integers(1, 300),
+                           st.sampled_from([1, 2, 3, 14, 16, 32, 255, 256, 257, Whole])))
+    whole = not pow2 and block is not Whole and draw(st.booleans())
+    # an empty tensor under a Whole level is refused (its scale plane holds
+    # one code, the kernels count none)
+    least = 1 if block is Whole else 0
+    length = draw(st.integers(least, 600))
+    outer = draw(st.lists(st.integers(0 if length and not least else 1, 3), max_size=2))
+    axis = draw(st.integers(0, len(outer)))
+    shape = list(outer)
+    shape.insert(axis, length)
+    rule = "amax" if not pow2 else draw(st.sampled_from(["floor", "ceil", "rceil", "even"]))
+    source = np.float64 if pow2 and draw(st.booleans()) else np.float32
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = rng.standard_normal(shape) * np.exp2(rng.integers(-30, 30, shape))
+    special = draw(st.lists(st.sampled_from([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, 6.0]),
+                            max_size=3))
+    flat = x.reshape(-1)
+    for value, i in zip(special, rng.integers(0, max(flat.size, 1), len(special))):
+        if flat.size:
+            flat[i] = value
+    return (block_format(elem, scale, block, whole), elem, scale, block, whole, axis,
+            rule, x.astype(source), draw(st.booleans()))
+
+@settings(max_examples=int(sys.argv[1]), deadline=None, database=None)
+@given(case())
+def check(c):
+    dtype, elem, scale, block, whole, axis, rule, x, packed = c
+    em, sm = model(elem), model(scale)
+    q = codecs.quantize(x, dtype, axis=axis, scale_rule=rule, packed=packed)
+    if x.size == 0:
+        assert codecs.dequantize(q).shape == x.shape
+        return
+    moved = x.reshape(1, -1) if block is Whole else np.moveaxis(x, axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    size = rows.shape[1] if block is Whole else block
+    if sm.m == 0:       # powers of two (E8M0): the OCP formula, block by block
+        g, scales, elements = 1.0, [], []
+        for row in rows.tolist():
+            pairs = [quantize_mx_block(row[s:s + size], em, rule)
+                     for s in range(0, len(row), size)]
+            scales.append([p[0] for p in pairs])
+            elements.append([code for p in pairs for code in p[1]])
+    else:
+        g, scales, elements = quantize_float_scaled(rows.tolist(), em, sm, size, whole)
+    nb = -(-rows.shape[1] // size)
+    codes = np.array(elements, np.uint64).reshape(rows.shape)
+    want = np.array(scales, np.uint64).reshape(rows.shape[0], nb)
+    assert np.array_equal(q.planes[1].reshape(want.shape), want), (q.planes[1], want)
+    bits = elem.bits
+    expect = pack_rows(codes, bits) if packed else codes
+    assert np.array_equal(q.planes[0].reshape(expect.shape), expect), (
+        q.planes[0], expect)
+    if whole:
+        assert np.uint32(q.planes[2]).view(np.float32) == np.float32(g)
+    values = np.array([[block_value(em, int(codes[r, i]), sm, int(want[r, i // size]), g)
+                        for i in range(rows.shape[1])] for r in range(rows.shape[0])],
+                      np.float64).reshape(rows.shape)
+    values = values.reshape(moved.shape)
+    values = values.reshape(x.shape) if block is Whole else np.moveaxis(values, -1, axis)
+    with np.errstate(over="ignore"):
+        narrow = values.astype(np.float32)
+    assert np.array_equal(codecs.dequantize(q, out_dtype="float64"), values, equal_nan=True)
+    assert np.array_equal(codecs.dequantize(q), narrow, equal_nan=True)
+
+check()
+print("ok")
+"""
+
+
+def test_quantize_and_dequantize_follow_the_model_for_every_legal_block_size():
+    examples = 3 * settings.default.max_examples
+    rc, out, err = run_child(_BLOCK_SIZES, str(examples), timeout=600)
+    assert_clean_exit(rc, out, err)
+    assert out.strip() == "ok"
 
 
 # ---- arbitrary calls of the kernels (the fuzzer's always-run counterpart) ---------------

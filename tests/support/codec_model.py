@@ -7,8 +7,10 @@ code under test.
   numeric record's fields; encoding picks the neighbours of a value and
   applies a rounding rule, the overflow and the NaN options as the
   documentation words them.
-- mx_scale_exponent / quantize_mx / quantize_nvfp4: block-scaled formats from
-  the OCP MX v1.0 and NVIDIA NVFP4 formulas.
+- Float32Model: float32 as a scale format (too many values to list).
+- mx_scale_exponent / quantize_mx_block / quantize_float_scaled /
+  quantize_nvfp4: block-scaled formats from the OCP MX v1.0 and NVIDIA
+  NVFP4 formulas; block_value: a dequantized element.
 """
 
 from __future__ import annotations
@@ -166,15 +168,42 @@ class FloatModel:
                 self.nan_encoding == "ieee" and mag >> self.m == (1 << self.e) - 1
                 and mag & ((1 << self.m) - 1))):
             return None
-        for value, m in self.values.items():
-            if m == mag:
-                return -value if negative else value
-        return None
+        if not hasattr(self, "_by_code"):
+            self._by_code = {m: value for value, m in self.values.items()}
+        value = self._by_code.get(mag)
+        if value is None:
+            return None
+        return -value if negative else value
+
+
+class Float32Model:
+    """float32 as a scale format: what quantize_float_scaled asks of a
+    FloatModel, from the float32 bits themselves."""
+
+    bits, m, bias, sign_bit, has_nan = 32, 23, 127, 1 << 31, True
+    max = Fraction(struct.unpack("<f", b"\xff\xff\x7f\x7f")[0])
+
+    def nan(self, negative: bool) -> int:
+        return 0x7FC00000 | (self.sign_bit if negative else 0)
+
+    def encode(self, x: float, rounding: str = "nearest_even",
+               overflow: str | None = None, nan=None) -> int:
+        """The bits of x, a finite float32 value (the recipe's scales are)."""
+        assert rounding == "nearest_even" and f32(x) == x and math.isfinite(x), x
+        return struct.unpack("<I", struct.pack("<f", x))[0]
+
+    def decode(self, code: int) -> Fraction | None:
+        x = struct.unpack("<f", struct.pack("<I", code))[0]
+        return Fraction(x) if math.isfinite(x) else None
 
 
 def f32(x: float) -> float:
-    """x rounded to float32 (nearest-even), as a float."""
-    return struct.unpack("<f", struct.pack("<f", x))[0]
+    """x rounded to float32 (nearest-even), as a float; beyond float32's
+    largest value, an infinity (as IEEE arithmetic rounds)."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 def floor_log2(a: Fraction) -> int:
@@ -249,33 +278,63 @@ def quantize_mx_block(xs, elem, rule: str, scale_emin: int = -127, scale_emax: i
     return se + scale_bias, codes
 
 
-def quantize_nvfp4(rows, e2m1: FloatModel, e4m3: FloatModel, block: int = 16):
-    """(whole-tensor float32 scale, block scale codes, element codes) by
-    NVIDIA's recipe as torchao computes it, every step one float32
-    operation: g = amax / (448 * 6); per block s = e4m3(clamp(amax_b / 6 / g,
-    2**-6, 448)); elements e2m1(saturate(x * ((1 / g) / s)))."""
+def quantize_float_scaled(rows, elem: FloatModel, scale, block: int, whole: bool):
+    """(whole-tensor float32 scale, block scale codes, element codes) of
+    float32 rows (lists of floats) by NVIDIA's recipe as torchao computes
+    it, every step one float32 operation, for any float element and scale
+    formats (`scale` a FloatModel or a Float32Model) and any block:
+    g = amax / (emax * smax) with `whole` (else 1; 1 also when that is not
+    positive); per block s = scale(clamp(amax_b / emax / g, the smallest
+    normal scale, smax)); elements elem(saturate(x * ((1 / g) / s))). A block
+    holding an infinity or a NaN gets the NaN scale and the element's NaN
+    (0 without one)."""
+    emax, smax = float(elem.max), float(scale.max)
+    lo = 2.0 ** (1 - scale.bias)
     finite = [abs(x) for row in rows for x in row if math.isfinite(x)]
     t = max(finite, default=0.0)
-    g = f32(t / 2688.0) if t > 0 else 1.0
-    if g == 0:
+    g = f32(t / f32(emax * smax)) if whole and t > 0 else 1.0
+    if not g > 0:
         g = 1.0
+    nan_elem = elem.nan(False) if elem.has_nan else 0
     scales, elements = [], []
     for row in rows:
         srow, erow = [], []
         for start in range(0, len(row), block):
             xs = row[start:start + block]
             if any(not math.isfinite(x) for x in xs):
-                srow.append(e4m3.nan(False))
-                erow += [0] * len(xs)
+                srow.append(scale.nan(False))
+                erow += [nan_elem] * len(xs)
                 continue
             amax = max(abs(x) for x in xs)
-            sc = f32(f32(amax / 6.0) / g)
-            sc = min(max(sc, 2.0 ** -6), 448.0)
-            code = e4m3.encode(sc, "nearest_even", "saturate")
-            dec = float(e4m3.decode(code))
+            sc = f32(f32(amax / emax) / g)
+            sc = min(max(sc, lo), smax)
+            code = scale.encode(sc, "nearest_even", "saturate")
+            dec = float(scale.decode(code))
             recip = f32(f32(1.0 / g) / dec)
             srow.append(code)
-            erow += [e2m1.encode(f32(x * recip), "nearest_even", "saturate") for x in xs]
+            erow += [elem.encode(f32(x * recip), "nearest_even", "saturate") for x in xs]
         scales.append(srow)
         elements.append(erow)
     return g, scales, elements
+
+
+def quantize_nvfp4(rows, e2m1: FloatModel, e4m3: FloatModel, block: int = 16):
+    """quantize_float_scaled for NVFP4: g = amax / (448 * 6); per block
+    s = e4m3(clamp(amax_b / 6 / g, 2**-6, 448)); elements
+    e2m1(saturate(x * ((1 / g) / s)))."""
+    return quantize_float_scaled(rows, e2m1, e4m3, block, whole=True)
+
+
+def block_value(elem, elem_code: int, scale, scale_code: int, g: float = 1.0) -> float:
+    """The value of one quantized element, as a float64: element times
+    block scale times whole-tensor scale, exactly (NaN when either code is
+    a NaN); `elem` a FloatModel or the bits of an OCP MX integer element."""
+    if isinstance(elem, int):
+        signed = elem_code - (1 << elem) if elem_code >> (elem - 1) else elem_code
+        e = Fraction(signed, 2 ** (elem - 2))
+    else:
+        e = elem.decode(elem_code)
+    s = scale.decode(scale_code)
+    if e is None or s is None:
+        return math.nan
+    return float(e * s * Fraction(g))

@@ -22,15 +22,16 @@
 
 #include <string.h>
 
-/* What the first pass learns about one block. */
-typedef struct {
-    int se;             /* power-of-two scales: the shared exponent */
-    int special;        /* the block holds an infinity or a NaN */
-    float recip;        /* float scales: what the elements are multiplied by */
-} sw_codecblock_info;
+/* The elements encoded in one pass: every buffer of per-element codes is
+ * this long, and every buffer of per-block state too (a block holds at
+ * least one element, so a chunk holds at most this many blocks).  A pass
+ * never takes more: the block loops cut a longer block into chunks, and
+ * the row functions take blocks of at most this many elements. */
+#define SW_CODECBLOCK_CHUNK 256
 
-
-
+/* The values of every code of a format of at most 8 bits: an unsigned
+ * char, or a code masked to those bits, indexes it. */
+#define SW_CODECBLOCK_TABLE 256
 
 /* ---- element format facts -------------------------------------------------- */
 
@@ -150,9 +151,6 @@ sw_codecblock_pow2_code(const sw_codec_block *b, int *se)
 
 /* ---- the passes ---------------------------------------------------------------- */
 
-
-
-
 /* The elements of a block through the fast converter: contiguous loops
  * over local constants (byte stores cannot alias them), which the
  * compiler vectorizes. */
@@ -181,13 +179,14 @@ sw_codecblock_fast_scaled(const sw_codec_fast *k, const float *x, float recip,
 }
 
 /* ... and packed two to a byte (4-bit elements, m even or the row's
- * end), in one pass over a local buffer; `recip` 0 means unscaled. */
+ * end, m at most a chunk), in one pass over a local buffer; `recip` 0
+ * means unscaled. */
 SW_CODEC_HOT static void
 sw_codecblock_fast_nibbles(const sw_codec_fast *k, const float *x, float recip,
                            unsigned char *restrict out, size_t m)
 {
     const sw_codec_fast kk = *k;
-    unsigned char codes[256];
+    unsigned char codes[SW_CODECBLOCK_CHUNK];
     size_t t;
 
     if (recip != 0.0f) {
@@ -237,7 +236,7 @@ sw_codecblock_tensor_amax(const float *src, size_t n)
 typedef struct {
     sw_codec_fast k;
     int fast;
-    float values[256];
+    float values[SW_CODECBLOCK_TABLE];
     float lo, hi, elem_max;
 } sw_codecblock_floats;
 
@@ -293,7 +292,7 @@ sw_codecblock_float_scale(const sw_codec_block *b, const sw_codecblock_floats *f
         o.overflow = SW_OVERFLOW_SATURATE;
         code = sw_codec_encode_double(s, &o, (double)sc, 0, 0, &is_nan);
     }
-    dec = s->bits <= 8 ? fs->values[code] : (float)sw_codec_decode_double(s, code);
+    dec = s->bits <= 8 ? fs->values[code & s->mask] : (float)sw_codec_decode_double(s, code);
     *recip = (1.0f / g) / dec;
     return code;
 }
@@ -389,8 +388,9 @@ sw_codecblock_put(const unsigned char *codes, size_t m, int bits4,
 
 /* The common formats, a row at a time in one function (no call per
  * block): float32 input, nearest-even elements through the fast
- * converter, blocks of an even size up to 256, 4-bit elements packed or
- * 8-bit ones.  MX: power-of-two scales of an E8M0-like format. */
+ * converter, blocks of an even size up to a chunk (sw_codecblock_rowwise),
+ * 4-bit elements packed or 8-bit ones.  MX: power-of-two scales of an
+ * E8M0-like format. */
 SW_CODEC_HOT static void
 sw_codecblock_mx_row(const sw_codec_block *b, const sw_codec_opts *eo,
                      sw_codec_fast *k, const float *x, size_t length,
@@ -400,7 +400,7 @@ sw_codecblock_mx_row(const sw_codec_block *b, const sw_codec_opts *eo,
     const sw_codec_fmt *e = &b->elem;
     size_t start, j, t, block = b->block;
     int bits4 = e->bits == 4;
-    unsigned char codes[256];
+    unsigned char codes[SW_CODECBLOCK_CHUNK];     /* one block: block <= CHUNK */
 
     for (j = 0, start = 0; start < length; j++, start += block) {
         size_t m = length - start < block ? length - start : block;
@@ -435,8 +435,10 @@ sw_codecblock_mx_row(const sw_codec_block *b, const sw_codec_opts *eo,
     }
 }
 
-/* ... and float scales (NVFP4): NVIDIA's recipe, for up to 16 blocks at
- * a time, so that the scales' divisions and conversions vectorize too. */
+/* ... and float scales (NVFP4): NVIDIA's recipe, for the whole blocks
+ * that fit a chunk at a time (CHUNK / block of them, up to CHUNK for
+ * blocks of one element), so that the scales' divisions and conversions
+ * vectorize too.  1 <= block <= CHUNK. */
 static inline void
 sw_codecblock_float_row_body(const sw_codec_block *b, const sw_codec_fast *k,
                              const sw_codecblock_floats *fs, float g, const float *x,
@@ -448,13 +450,14 @@ sw_codecblock_float_row_body(const sw_codec_block *b, const sw_codec_fast *k,
     int bits4 = b->elem.bits == 4;
     float inv_g = 1.0f / g, lo = fs->lo, hi = fs->hi, emax = fs->elem_max;
     unsigned char nan_elem = (unsigned char)sw_codecblock_nan_element(&b->elem);
-    unsigned char codes[256], scodes[16];
-    float recips[16];
-    int32_t amax[16];
+    size_t per_chunk = SW_CODECBLOCK_CHUNK / block * block;     /* >= block */
+    unsigned char codes[SW_CODECBLOCK_CHUNK], scodes[SW_CODECBLOCK_CHUNK];
+    float recips[SW_CODECBLOCK_CHUNK];
+    int32_t amax[SW_CODECBLOCK_CHUNK];
 
-    for (start = 0; start < length; start += 256 / block * block) {
-        size_t span = length - start < 256 / block * block ? length - start
-                                                           : 256 / block * block;
+    /* span <= per_chunk <= CHUNK elements, in nblocks <= span blocks */
+    for (start = 0; start < length; start += per_chunk) {
+        size_t span = length - start < per_chunk ? length - start : per_chunk;
         int special = 0;
 
         nblocks = (span + block - 1) / block;
@@ -502,8 +505,22 @@ sw_codecblock_float_row_body(const sw_codec_block *b, const sw_codec_fast *k,
     }
 }
 
+/* 1 when the row functions take the format: a block fits a chunk (their
+ * buffers), and is even (each block's 4-bit codes start on a byte); the
+ * fast converter, one-byte scales of the kinds they compute. */
+static int
+sw_codecblock_rowwise(const sw_codec_block *b, int fast, const sw_codecblock_floats *fs)
+{
+    return fast && b->block >= 1 && b->block <= SW_CODECBLOCK_CHUNK && b->block % 2 == 0
+           && (b->elem.bits == 8 || (b->elem.bits == 4 && b->packed))
+           && b->scale[0].bits <= 8
+           && (b->pow2 ? !b->scale[0].has_zero && !b->scale[0].is_signed
+                       && b->elem.kind == SW_NUM_FLOAT
+                       : fs->fast);
+}
+
 /* NVFP4's block of 16 as a constant (the inner loops unroll), and any
- * other even block. */
+ * other block sw_codecblock_rowwise takes. */
 SW_CODEC_HOT static void
 sw_codecblock_float_row(const sw_codec_block *b, const sw_codec_fast *k,
                         const sw_codecblock_floats *fs, float g, const float *x,
@@ -536,7 +553,7 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
     size_t r, j, i;
     int is_nan, fast, nibbles, rowwise;
     int f32 = b->source == SW_SRC_F32;
-    unsigned char chunk[256 * 8];
+    unsigned char chunk[SW_CODECBLOCK_CHUNK * 8];  /* codes of <= 8 bytes */
 
     memset(&eo, 0, sizeof(eo));
     eo.rounding = b->rounding;
@@ -562,12 +579,7 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
                                                      0, 0, &is_nan));
     }
 
-    rowwise = fast && b->block <= 256 && b->block % 2 == 0
-              && (b->elem.bits == 8 || (b->elem.bits == 4 && b->packed))
-              && b->scale[0].bits <= 8
-              && (b->pow2 ? !b->scale[0].has_zero && !b->scale[0].is_signed
-                          && b->elem.kind == SW_NUM_FLOAT
-                          : fs.fast);
+    rowwise = sw_codecblock_rowwise(b, fast, &fs);
     for (r = 0; r < rows; r++) {
         const char *row = (const char *)src + r * length * (f32 ? 4 : 8);
         unsigned char *erow = elem + r * row_bytes;
@@ -619,8 +631,8 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
             sw_codec_store(scale0, ssize, r * nb + j, scode);
 
             /* the elements, a chunk at a time */
-            for (i = start; i < end; i += 256) {
-                size_t m = end - i < 256 ? end - i : 256;
+            for (i = start; i < end; i += SW_CODECBLOCK_CHUNK) {
+                size_t m = end - i < SW_CODECBLOCK_CHUNK ? end - i : SW_CODECBLOCK_CHUNK;
                 unsigned char *out = b->packed ? chunk : erow + i * (size_t)esize;
 
                 /* 4-bit elements starting on a byte: encoded and packed in
@@ -654,10 +666,10 @@ sw_codec_dequantize(const sw_codec_block *b, const unsigned char *elem,
                                  : length * (size_t)sw_codec_code_size(e->bits);
     int esize = sw_codec_code_size(e->bits);
     int ssize = sw_codec_code_size(b->scale[0].bits);
-    double g = 1.0, evalues[256];
+    double g = 1.0, evalues[SW_CODECBLOCK_TABLE];
     size_t r, j, i, c;
     int table = e->bits <= 8;
-    unsigned char codes[256 * 8];
+    unsigned char codes[SW_CODECBLOCK_CHUNK * 8];  /* codes of <= 8 bytes */
 
     if (table) {
         for (c = 0; c < ((size_t)1 << e->bits); c++) {
@@ -688,8 +700,8 @@ sw_codec_dequantize(const sw_codec_block *b, const unsigned char *elem,
                 *bad_index = r * nb + j;
                 return SW_CODEC_NONFINITE_SCALE;
             }
-            for (i = start; i < end; i += 256) {
-                size_t m = end - i < 256 ? end - i : 256, t;
+            for (i = start; i < end; i += SW_CODECBLOCK_CHUNK) {
+                size_t m = end - i < SW_CODECBLOCK_CHUNK ? end - i : SW_CODECBLOCK_CHUNK, t;
                 const unsigned char *src = erow + i * (size_t)esize;
 
                 if (b->packed) {
