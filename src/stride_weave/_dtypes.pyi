@@ -116,7 +116,8 @@ class DTypeCategory(DType):
 class SimpleDType(DType):
     """A simple dtype: one fixed-width scalar encoding beneath a category."""
 
-    def __init__(self, name: str, *, bits: int, supertype: DTypeCategory) -> None: ...
+    def __init__(self, name: str, *, bits: int, supertype: DTypeCategory,
+                 numeric_info: NumericInfo | None = None) -> None: ...
     @property
     def bits(self) -> int: ...
     # A simple dtype always has a category as its supertype.

@@ -196,8 +196,14 @@ def _register(planned: tuple[_Planned, ...]) -> tuple[dict[str, DTypeCategory],
             continue
         assert found is None or isinstance(found, SimpleDType)
         assert p.record is not None and p.data is not None
-        d = found or SimpleDType(p.name, bits=p.bits, supertype=supertype)
-        register_numeric_info(d, p.record)   # an equal record again is harmless
+        if found is None:
+            # The record is attached before the format is registered: no
+            # code (a profile hook, another thread) ever sees it without.
+            d = SimpleDType(p.name, bits=p.bits, supertype=supertype,
+                            numeric_info=p.record)
+        else:
+            d = found
+            register_numeric_info(d, p.record)   # an equal record again is harmless
         # The first mapping of a foreign dtype stays canonical: where an
         # extension mapped one first, the pack's format is an alias.
         _publish(d, p.data, alias=True)

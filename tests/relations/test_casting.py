@@ -251,19 +251,33 @@ def test_value_set_reference_sanity():
 
 
 # The answers are remembered (a cache of pairs of dtypes with records):
-# remembered answers are the computed ones, and a dtype that gets its record
-# later is answered from the record.
+# remembered answers are the computed ones.  A dtype that gets its record
+# before any cast of it was answered is answered from the record; once one
+# was answered without it, it gets none (the answer stands).
 
-def test_a_record_attached_later_is_seen():
-    late = SimpleDType(unique_name("LateRecord"), bits=16, supertype=DType.Floating)
-    assert not can_cast(DType.E4M3, late)
-    assert not can_cast(late, DType.Float32)
+def test_a_record_attached_before_any_cast_was_answered_is_seen():
     from stride_weave.numerics import register_numeric_info
 
+    late = SimpleDType(unique_name("LateRecord"), bits=16, supertype=DType.Floating)
+    assert can_cast(late, late)             # itself: no record needed, none settled
     register_numeric_info(late, NumericInfo.floating(
         "late16", exponent_bits=5, mantissa_bits=10, bias=15, nan_encoding="ieee"))
     assert can_cast(DType.E4M3, late)
     assert can_cast(late, DType.Float32)
+
+
+def test_a_record_cannot_change_a_cast_already_answered():
+    from stride_weave.numerics import numeric_info, register_numeric_info
+
+    late = SimpleDType(unique_name("LateRecord"), bits=16, supertype=DType.Floating)
+    assert not can_cast(DType.E4M3, late)
+    with pytest.raises(ValueError, match="has no numeric record for good"):
+        register_numeric_info(late, NumericInfo.floating(
+            "late16", exponent_bits=5, mantissa_bits=10, bias=15, nan_encoding="ieee"))
+    with pytest.raises(LookupError):
+        numeric_info(late)
+    assert not can_cast(DType.E4M3, late)
+    assert not can_cast(late, DType.Float32, "unsafe")
 
 
 @settings(max_examples=5, deadline=None)

@@ -228,24 +228,25 @@ def test_a_mapping_of_one_of_the_packs_foreign_dtypes_does_not_refuse_the_import
     assert report["others"] == "E5M2FNUZ"
 
 
-# A child whose numerics.register_numeric_info fails with MemoryError on its
-# Nth call, as an allocation can, while the pack registers; then a retry.
+# A child whose mapping of each format (interop._publish, which the pack
+# calls once per format after registering it with its record) fails with
+# MemoryError on its Nth call, as an allocation can; then a retry.
 _HALF_WAY_CHILD = _CHILD_PRELUDE + r"""
-real = numerics.register_numeric_info
+real = interop._publish
 calls = []
 
-def failing(dtype, record):
+def failing(dtype, *args, **kwargs):
     calls.append(dtype.name)
     if len(calls) == FAIL_AT:
         raise MemoryError
-    return real(dtype, record)
+    return real(dtype, *args, **kwargs)
 
-numerics.register_numeric_info = failing
+interop._publish = failing
 try:
     import stride_weave.formats
 except MemoryError:
     pass
-numerics.register_numeric_info = real
+interop._publish = real
 first = {"registered": registered(), "imported": "stride_weave.formats" in sys.modules}
 BETWEEN
 outcome = None
@@ -283,16 +284,14 @@ def test_an_import_that_failed_half_way_completes_when_tried_again(fail_at):
 
 
 @pytest.mark.parametrize("between, expected", [
-    ("numerics.register_numeric_info(DType.from_name('BFloat16'), "
-     "numerics.NumericInfo.integer(16, signed=True))",
-     "stride_weave.formats: BFloat16 has the numeric record NumericInfo(kind='int'"),
     ("interop.register_mapping(DType.from_name('BFloat16'), dlpack=(3, 16))",
      "stride_weave.formats: BFloat16 is mapped to Mapping(numpy=None, "
      "dlpack=DLPackDType(code=3, bits=16, lanes=1)"),
 ])
 def test_a_retry_refuses_a_half_registered_format_that_was_changed_meanwhile(between, expected):
-    """BFloat16 was registered before the failure, without its record and
-    mapping; someone gave it others: the retry refuses and adds nothing."""
+    """BFloat16 was registered before the failure, with its record (given
+    at construction: no other can be attached) but without its mapping;
+    someone gave it another: the retry refuses and adds nothing."""
     report = _half_way(2, between)
     assert report["first"]["registered"] == ["Complex", "Float16", "BFloat16"]
     kind, message = report["second"]["error"]

@@ -181,7 +181,8 @@ def test_register_numeric_info_for_an_extension():
     numerics.register_numeric_info(d, NumericInfo.floating(
         "ieee754_binary16", exponent_bits=5, mantissa_bits=10, bias=15,
         nan_encoding="ieee"))   # equal: harmless
-    other = NumericInfo.integer(16, signed=True)
+    other = NumericInfo.floating("bfloat16", exponent_bits=8, mantissa_bits=7, bias=127,
+                                 nan_encoding="ieee")
     with pytest.raises(ValueError, match=f"{d.name} already has the record"):
         numerics.register_numeric_info(d, other)
     assert finfo(d) is record

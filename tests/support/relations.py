@@ -132,9 +132,9 @@ def extension_with_record(name, record, supertype=None):
     """The extension SimpleDType `name` with `record` (registered once per
     process: ensure() finds it again)."""
     if supertype is None:
-        supertype = DType.Integer if record.kind in ("int", "bool") else DType.Floating
-    d = SimpleDType.ensure(name, bits=record.bits, supertype=supertype)
-    register_numeric_info(d, record)
+        # The category a record of each kind agrees with.
+        supertype = {"int": DType.Integer, "float": DType.Floating}.get(record.kind, DType.Any)
+    d = SimpleDType.ensure(name, bits=record.bits, supertype=supertype, numeric_info=record)
     return d
 
 

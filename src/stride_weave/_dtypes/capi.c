@@ -456,7 +456,7 @@ sw_capi_isdtype(PyObject *op, unsigned int kinds)
     if (sw_state_check(st) < 0) {
         return -1;
     }
-    return (sw_relations_kinds_of(st, d) & kinds) != 0;
+    return (sw_relations_kinds_answered(st, d, kinds) & kinds) != 0;
 }
 
 static int
@@ -481,7 +481,7 @@ sw_capi_can_cast(PyObject *from, PyObject *to, int casting)
     if (sw_state_check(st) < 0) {
         return -1;
     }
-    return sw_casting_can(st, f, t, casting);
+    return sw_casting_answer(st, f, t, casting);
 }
 
 static PyObject *

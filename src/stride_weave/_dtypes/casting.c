@@ -199,6 +199,31 @@ sw_casting_formats_safe(const sw_numeric_format *from,
 
 /* ---- levels ---------------------------------------------------------------- */
 
+/* Settle `d` for an answer that its lack of a record decides (a simple
+ * dtype without one casts only to itself): it never gets a record after,
+ * so the answer stands (numrecords.c). */
+static void
+sw_casting_settle(sw_descriptor *d)
+{
+    if (d->kind == SW_KIND_SIMPLE && sw_numinfo_format_of(d) == NULL) {
+        (void)sw_numrecords_settle(d);
+    }
+}
+
+/* can_cast's answer (Python and the C API): as sw_casting_can, with the
+ * dtypes settled first, so no record attached later changes it. */
+int
+sw_casting_answer(sw_state *st, sw_descriptor *from, sw_descriptor *to,
+                  int casting)
+{
+    if (from != to) {
+        sw_casting_settle(from);
+        sw_casting_settle(to);
+    }
+    return casting == SW_CASTING_SAFE ? sw_casting_safe_cached(st, from, to)
+                                      : sw_casting_can(st, from, to, casting);
+}
+
 /* Whether `from` may be cast to `to` at level `casting` (an sw_casting):
  * 1 or 0.  Runs no Python code. */
 int
@@ -311,7 +336,7 @@ sw_casting_can_cast(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         from = sw_relations_registered(st, args[0]);
         to = sw_relations_registered(st, args[1]);
         if (from != NULL && to != NULL) {
-            return Py_NewRef(sw_casting_safe_cached(st, from, to)
+            return Py_NewRef(sw_casting_answer(st, from, to, SW_CASTING_SAFE)
                              ? Py_True : Py_False);
         }
     }
@@ -349,7 +374,7 @@ sw_casting_can_cast(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             return NULL;
         }
     }
-    return PyBool_FromLong(sw_casting_can(st, from, to, casting));
+    return PyBool_FromLong(sw_casting_answer(st, from, to, casting));
 }
 
 PyMethodDef sw_casting_methods[] = {

@@ -9,6 +9,7 @@
  */
 #include "descriptor.h"
 #include "meta.h"
+#include "numinfo.h"
 #include "privtable.h"
 
 /* Called first by every kind's __init__: refuses a second initialization
@@ -206,6 +207,35 @@ sw_construct_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
 
 /* ---- finalization: the end of the construction transaction --------------- */
 
+/* ensure() of a simple dtype given numeric_info: the registered one must
+ * have that record (ensure never attaches one to a registered dtype): 0,
+ * or -1 with ValueError.  Runs no Python code. */
+static int
+sw_construct_same_record(sw_descriptor *d, sw_descriptor *owner)
+{
+    PyObject *mine = SW_LOAD_PTR(d->numeric);
+    PyObject *theirs = SW_LOAD_PTR(owner->numeric);
+
+    if (mine == NULL || mine == Py_None
+        || (theirs != NULL && theirs != Py_None
+            && sw_numinfo_equal((sw_numinfo *)mine, (sw_numinfo *)theirs))) {
+        return 0;
+    }
+    if (theirs != NULL && theirs != Py_None) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s.ensure(): %U is registered with the record %R, not "
+                     "the numeric_info given, %R; nothing was registered",
+                     sw_type_name(Py_TYPE(d)), d->name, theirs, mine);
+    }
+    else {
+        PyErr_Format(PyExc_ValueError,
+                     "%s.ensure(): %U is registered without a numeric record, "
+                     "not with the numeric_info given, %R; nothing was "
+                     "registered", sw_type_name(Py_TYPE(d)), d->name, mine);
+    }
+    return -1;
+}
+
 /* ensure(): d->name is taken.  The registered descriptor is the result
  * when its structure equals d's; otherwise ValueError naming the first
  * difference.  Registered descriptors are never removed or changed, so
@@ -232,6 +262,10 @@ sw_construct_ensure_existing(sw_state *st, sw_descriptor *d,
     }
     if (diff == Py_None) {
         Py_DECREF(diff);
+        if (sw_construct_same_record(d, (sw_descriptor *)owner) < 0) {
+            Py_DECREF(owner);
+            return -1;
+        }
         *existing_out = owner;
         return 0;
     }

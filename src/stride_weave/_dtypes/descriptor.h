@@ -43,8 +43,9 @@ typedef struct sw_descriptor {
     PyObject *weakreflist;
     PyObject *module;       /* exact str or NULL: the module its pickle names
                                as where it is defined (pickle.c) */
-    PyObject *numeric;      /* NumericInfo or NULL (simple dtypes): set once,
-                               never replaced (numinfo.c) */
+    PyObject *numeric;      /* NumericInfo, None (settled without one) or
+                               NULL (simple dtypes): set once, never
+                               replaced (numrecords.c) */
     unsigned char kind;         /* sw_kind */
     unsigned char initialized;  /* 1: the kind's __init__ ran; 2: it was called */
     unsigned char build_state;  /* sw_build_state */

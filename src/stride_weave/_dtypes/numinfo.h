@@ -74,13 +74,15 @@ typedef struct {
 
 /* The record attached to simple descriptor `d` (borrowed: a record, once
  * attached, stays for the descriptor's life), or NULL when it has none.
- * Sets no exception, runs no Python code. */
+ * `numeric` holds None once a descriptor is settled without a record
+ * (numrecords.c).  Sets no exception, runs no Python code. */
 static inline const sw_numeric_format *
 sw_numinfo_format_of(sw_descriptor *d)
 {
     PyObject *record = SW_LOAD_PTR(d->numeric);
 
-    return record != NULL ? &((sw_numinfo *)record)->fmt : NULL;
+    return record != NULL && record != Py_None
+        ? &((sw_numinfo *)record)->fmt : NULL;
 }
 
 /* numinfo.c */
@@ -97,5 +99,8 @@ int sw_numinfo_equal(sw_numinfo *a, sw_numinfo *b);
 /* numrecords.c */
 extern PyMethodDef sw_numrecords_methods[];
 int sw_numrecords_install_builtins(sw_state *st);
+const sw_numeric_format *sw_numrecords_settle(sw_descriptor *d);
+int sw_numrecords_attach_new(sw_state *st, sw_descriptor *d, PyObject *record,
+                             const char *func);
 
 #endif /* SW_NUMINFO_H */

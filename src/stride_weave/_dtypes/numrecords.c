@@ -38,9 +38,10 @@ sw_numrecords_simple(sw_state *st, PyObject *obj, const char *func)
 /* Attach `record` to `d` unless it has one: 0 when `record` (or an equal
  * one) is its record, else -1 with ValueError.  Runs no Python code
  * between the check and the store; free-threaded builds publish with a
- * compare-and-swap, so racing declarations keep exactly one record. */
+ * compare-and-swap, so racing declarations keep exactly one record, and a
+ * descriptor settled without a record (sw_numrecords_settle) gets none. */
 static int
-sw_numrecords_attach(sw_descriptor *d, PyObject *record)
+sw_numrecords_attach(sw_descriptor *d, PyObject *record, const char *func)
 {
     PyObject *existing;
 
@@ -50,13 +51,140 @@ sw_numrecords_attach(sw_descriptor *d, PyObject *record)
         return 0;
     }
     Py_DECREF(record);      /* the caller still holds it: not the last */
+    if (existing == Py_None) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: %U has no numeric record for good: isdtype or "
+                     "can_cast already answered about it from its category, "
+                     "and a record now could change those answers (give the "
+                     "record when the dtype is created: SimpleDType(..., "
+                     "numeric_info=record)); got %R", func, d->name, record);
+        return -1;
+    }
     if (sw_numinfo_equal((sw_numinfo *)existing, (sw_numinfo *)record)) {
         return 0;
     }
     PyErr_Format(PyExc_ValueError,
-                 "register_numeric_info: %U already has the record %R; got a "
-                 "different one, %R", d->name, existing, record);
+                 "%s: %U already has the record %R; got a different one, %R",
+                 func, d->name, existing, record);
     return -1;
+}
+
+/* Settle what simple descriptor `d` means to the relations: when it has
+ * no record now, it never gets one (numeric becomes None), so an answer
+ * given from its category stays the answer.  Its record, or NULL.  Runs
+ * no Python code. */
+const sw_numeric_format *
+sw_numrecords_settle(sw_descriptor *d)
+{
+    PyObject *expected = NULL;
+
+    if (SW_LOAD_PTR(d->numeric) == NULL) {
+        Py_INCREF(Py_None);
+        if (!SW_CAS(d->numeric, expected, Py_None)) {
+            Py_DECREF(Py_None);     /* a record (or None) came first */
+        }
+    }
+    return sw_numinfo_format_of(d);
+}
+
+/* 0 when `record` fits `d`: its width, and a kind that agrees with d's
+ * category (relations.c reads kinds from the category until a record
+ * comes, so a record may only refine them); else -1 with ValueError. */
+static int
+sw_numrecords_fits(sw_state *st, sw_descriptor *d, sw_numinfo *record,
+                   const char *func)
+{
+    int under_int = sw_descriptor_reaches(d, st->kind_categories[0]);
+    int under_float = sw_descriptor_reaches(d, st->kind_categories[1]);
+    PyObject *sup = sw_descriptor_supertype(d);     /* borrowed */
+    int overflow, agrees;
+    long bits;
+
+    bits = PyLong_AsLongAndOverflow(d->bits, &overflow);   /* exact int */
+    if (bits == -1 && overflow == 0 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (overflow != 0 || bits != record->fmt.bits) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: record.bits must equal the width of %U (%S), got %d",
+                     func, d->name, d->bits, record->fmt.bits);
+        return -1;
+    }
+    switch (record->fmt.kind) {
+    case SW_NUM_INT:
+        agrees = under_int;
+        break;
+    case SW_NUM_FLOAT:
+        agrees = under_float;
+        break;
+    default:                /* bool, complex: neither integral nor real */
+        agrees = !under_int && !under_float;
+        break;
+    }
+    if (!agrees) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: a record of kind %R does not agree with the category "
+                     "of %U (under %U): an 'int' record needs a dtype under "
+                     "Integer, a 'float' record one under Floating, a 'bool' "
+                     "or 'complex' record one under neither; got %R",
+                     func, record->kind_name, d->name,
+                     sup != NULL ? ((sw_descriptor *)sup)->name : d->name,
+                     (PyObject *)record);
+        return -1;
+    }
+    return 0;
+}
+
+/* 0 when the running code may give `d` its first record: code of the
+ * module that defined it (the module its pickle names, the same test
+ * that construction recorded); else -1 with ValueError.  A key's __eq__
+ * in the caller's globals may run: nothing is half-done here. */
+static int
+sw_numrecords_owner_check(sw_state *st, sw_descriptor *d, const char *func)
+{
+    PyObject *ns = sw_frame_globals(), *caller = NULL;
+    int found = 0, same = 0;
+
+    if (ns != NULL && PyDict_Check(ns)) {
+        found = PyDict_GetItemRef(ns, st->idents[SW_IDENT_NAME], &caller);
+    }
+    Py_XDECREF(ns);
+    if (found < 0) {
+        return -1;
+    }
+    /* Both exact str: the comparison runs no Python code. */
+    same = d->module != NULL && caller != NULL && PyUnicode_CheckExact(caller)
+           && PyUnicode_Compare(d->module, caller) == 0;
+    if (!same) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: only code of the module that defined %U (%R) may "
+                     "give it its first record, got code of %R (the defining "
+                     "module gives it, or passes numeric_info= when it "
+                     "creates the dtype)", func, d->name,
+                     d->module != NULL ? d->module : Py_None,
+                     caller != NULL ? caller : Py_None);
+    }
+    Py_XDECREF(caller);
+    return same ? 0 : -1;
+}
+
+/* Give `d`, a simple descriptor being constructed (not yet registered:
+ * no other code can reach it), the record `record` (SimpleDType's
+ * numeric_info): 0, or -1 with TypeError/ValueError. */
+int
+sw_numrecords_attach_new(sw_state *st, sw_descriptor *d, PyObject *record,
+                         const char *func)
+{
+    if (!Py_IS_TYPE(record, st->numinfo_type)) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: numeric_info must be a NumericInfo or None, got an "
+                     "object of type %.200s", func, Py_TYPE(record)->tp_name);
+        return -1;
+    }
+    if (sw_numrecords_fits(st, d, (sw_numinfo *)record, func) < 0) {
+        return -1;
+    }
+    return sw_numrecords_attach(d, record, func);
 }
 
 static PyObject *
@@ -64,10 +192,8 @@ sw_numrecords_register(PyObject *module, PyObject *const *args, Py_ssize_t nargs
 {
     const char *func = "register_numeric_info";
     sw_state *st = sw_state_of_module(module);
+    PyObject *existing;
     sw_descriptor *d;
-    sw_numinfo *record;
-    int overflow;
-    long bits;
 
     if (nargs != 2) {
         PyErr_Format(PyExc_TypeError,
@@ -83,18 +209,18 @@ sw_numrecords_register(PyObject *module, PyObject *const *args, Py_ssize_t nargs
                      func, args[1]);
         return NULL;
     }
-    record = (sw_numinfo *)args[1];
-    bits = PyLong_AsLongAndOverflow(d->bits, &overflow);   /* exact int */
-    if (bits == -1 && overflow == 0 && PyErr_Occurred()) {
+    if (sw_numrecords_fits(st, d, (sw_numinfo *)args[1], func) < 0) {
         return NULL;
     }
-    if (overflow != 0 || bits != record->fmt.bits) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: record.bits must equal the width of %U (%S), got %d",
-                     func, d->name, d->bits, record->fmt.bits);
+    /* Declaring the record it has is harmless from anywhere; only the
+     * defining module gives the first one. */
+    existing = SW_LOAD_PTR(d->numeric);
+    if ((existing == NULL || existing == Py_None
+         || !sw_numinfo_equal((sw_numinfo *)existing, (sw_numinfo *)args[1]))
+        && sw_numrecords_owner_check(st, d, func) < 0) {
         return NULL;
     }
-    if (sw_numrecords_attach(d, args[1]) < 0) {
+    if (sw_numrecords_attach(d, args[1], func) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
@@ -117,7 +243,7 @@ sw_numrecords_query(PyObject *module, PyObject *obj, const char *func,
         return NULL;
     }
     record = SW_LOAD_PTR(d->numeric);
-    if (record == NULL) {
+    if (record == NULL || record == Py_None) {
         PyErr_Format(PyExc_LookupError,
                      "%s: no numeric record is registered for %U "
                      "(register_numeric_info attaches one)", func, d->name);
@@ -176,10 +302,18 @@ PyMethodDef sw_numrecords_methods[] = {
     {"register_numeric_info", SW_CFUNC(sw_numrecords_register), METH_FASTCALL,
      PyDoc_STR("register_numeric_info(dtype, record, /)\n--\n\n"
                "Attach record to the simple dtype dtype, for good.\n\n"
-               "record.bits must equal dtype.bits.  Declaring the same "
-               "(equal) record again is harmless; a different record for a "
-               "dtype that already has one is a ValueError, and leaves the "
-               "existing record in place.  Thread-safe.")},
+               "record.bits must equal dtype.bits, and its kind must agree "
+               "with dtype's category: an 'int' record under DType.Integer, "
+               "a 'float' record under DType.Floating, a 'bool' or "
+               "'complex' record under neither.  Only code of the module "
+               "that defined dtype may give it its first record (or pass "
+               "SimpleDType(..., numeric_info=record), which attaches it "
+               "before the dtype is registered), and only before isdtype or "
+               "can_cast answered about dtype from its category.  Declaring "
+               "the same (equal) record again is harmless, from anywhere; a "
+               "different record for a dtype that already has one is a "
+               "ValueError, and leaves the existing record in place.  "
+               "Thread-safe.")},
     {NULL, NULL, 0, NULL},
 };
 
@@ -239,7 +373,10 @@ sw_numrecords_install_builtins(sw_state *st)
             record = sw_numinfo_make(st->numinfo_type, &f, encoding);
         }
         if (record != NULL && sw_is_kind(st, dtype, SW_KIND_SIMPLE)) {
-            status = sw_numrecords_attach((sw_descriptor *)dtype, record);
+            /* The table agrees with the built-in hierarchy (the tests
+             * check every built-in's record against its category). */
+            status = sw_numrecords_attach((sw_descriptor *)dtype, record,
+                                          "built-in records");
         }
         else if (record != NULL) {
             PyErr_Format(PyExc_SystemError, "built-in %s is not a simple dtype",

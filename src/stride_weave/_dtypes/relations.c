@@ -9,7 +9,10 @@
  * A dtype's kinds come from its numeric record where it has one (bool,
  * signed or unsigned integer, real or complex floating point), else from
  * the category hierarchy: under DType.Integer it is integral (neither
- * signed nor unsigned), under DType.Floating real floating.  Nothing here
+ * signed nor unsigned), under DType.Floating real floating.  A record
+ * agrees with the category (numrecords.c), and an answer that a record
+ * could still change settles the dtype without one, so no answer given
+ * ever changes (sw_relations_kinds_answered).  Nothing here
  * runs Python code: kind names are compared by identity, then by their
  * characters (a str subclass's methods never run).
  */
@@ -183,6 +186,36 @@ sw_relations_category_kinds(sw_state *st, sw_descriptor *d)
     return 0;
 }
 
+/* The kinds of `d` for an answer about the kinds in `asked`.  A simple
+ * dtype without a record answers from its category; where a record that
+ * agrees with the category (numrecords.c) could answer otherwise -- the
+ * signedness of an integer, any kind of a dtype under neither Integer nor
+ * Floating -- the dtype is settled first: it never gets a record after,
+ * so the answer stands.  Runs no Python code. */
+unsigned int
+sw_relations_kinds_answered(sw_state *st, sw_descriptor *d, unsigned int asked)
+{
+    unsigned int kinds = sw_relations_kinds_of(st, d), open;
+
+    if (d->kind != SW_KIND_SIMPLE || sw_numinfo_format_of(d) != NULL) {
+        return kinds;
+    }
+    if (kinds & SW_KINDS_INTEGRAL) {
+        open = SW_KINDS_SIGNED | SW_KINDS_UNSIGNED;
+    }
+    else if (kinds & SW_KINDS_REAL) {
+        open = 0;               /* a 'float' record has the same kinds */
+    }
+    else {
+        open = SW_KINDS_BOOL | SW_KINDS_COMPLEX | SW_KINDS_NUMERIC;
+    }
+    if (asked & open) {
+        (void)sw_numrecords_settle(d);
+        kinds = sw_relations_kinds_of(st, d);   /* a record may have won */
+    }
+    return kinds;
+}
+
 /* Where `d` stands in numpy's order bool < unsigned < signed < real <
  * complex (an sw_rank): from its record, else its category (an integer
  * without a record counts as signed), else SW_RANK_NONE. */
@@ -240,7 +273,7 @@ sw_relations_is_one(sw_state *st, sw_descriptor *d, PyObject *kind)
             }
             return -1;
         }
-        return (sw_relations_kinds_of(st, d) & bit) != 0;
+        return (sw_relations_kinds_answered(st, d, bit) & bit) != 0;
     }
     if (Py_IS_TYPE((PyObject *)Py_TYPE(kind), st->meta_type)) {
         k = sw_relations_arg(st, kind, "isdtype", "kind");
@@ -278,7 +311,8 @@ sw_relations_isdtype(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         int i = sw_relations_match_identity(st, args[1], SW_RELNAME_KIND,
                                             SW_KINDS_COUNT);
         if (i >= 0) {
-            return Py_NewRef(sw_relations_kinds_of(st, d) & (1u << (i - SW_RELNAME_KIND))
+            unsigned int bit = 1u << (i - SW_RELNAME_KIND);
+            return Py_NewRef(sw_relations_kinds_answered(st, d, bit) & bit
                              ? Py_True : Py_False);
         }
     }

@@ -162,6 +162,9 @@ sw_relations_kinds_of(sw_state *st, sw_descriptor *d)
                      : sw_relations_category_kinds(st, d);
 }
 
+unsigned int sw_relations_kinds_answered(sw_state *st, sw_descriptor *d,
+                                         unsigned int asked);
+
 /* ---- casting (casting.c) --------------------------------------------------- */
 
 int sw_casting_formats_safe(const sw_numeric_format *from,
@@ -169,6 +172,8 @@ int sw_casting_formats_safe(const sw_numeric_format *from,
 int sw_casting_can(sw_state *st, sw_descriptor *from, sw_descriptor *to,
                    int casting);
 int sw_casting_safe_cached(sw_state *st, sw_descriptor *from, sw_descriptor *to);
+int sw_casting_answer(sw_state *st, sw_descriptor *from, sw_descriptor *to,
+                      int casting);
 extern PyMethodDef sw_casting_methods[];
 
 /* ---- lattices (lattice.c) -------------------------------------------------- */

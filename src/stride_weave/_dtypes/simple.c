@@ -1,10 +1,13 @@
 /* simple.c: SimpleDType, one fixed-width scalar encoding.
  *
- * Owns the simple-dtype constructor (name, *, bits, supertype), the bits
- * accessor and the simple contract structure.
+ * Owns the simple-dtype constructor (name, *, bits, supertype,
+ * numeric_info), the bits accessor and the simple contract structure.  A
+ * record given to the constructor is attached before the descriptor is
+ * registered, so no code ever sees the dtype without it.
  */
 #include "kind.h"
 #include "descriptor.h"
+#include "numinfo.h"
 
 #define SW_SIMPLE_INIT "SimpleDType.__init__()"
 
@@ -46,17 +49,19 @@ sw_simple_check_bits(PyObject *bits)
 static int
 sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static const char *const allowed[] = {"name", "bits", "supertype", NULL};
-    static char *kwlist[] = {"name", "bits", "supertype", NULL};
+    static const char *const allowed[] = {"name", "bits", "supertype",
+                                          "numeric_info", NULL};
+    static char *kwlist[] = {"name", "bits", "supertype", "numeric_info", NULL};
     sw_descriptor *d = (sw_descriptor *)self;
     sw_state *st = sw_state_of_type(Py_TYPE(self));
-    PyObject *name = NULL, *bits = NULL, *supertype = NULL;
+    PyObject *name = NULL, *bits = NULL, *supertype = NULL, *record = NULL;
     PyObject *exact = NULL, *width = NULL;
 
     if (sw_construct_begin_init(d, SW_KIND_SIMPLE, SW_SIMPLE_INIT) < 0
         || sw_args_check_kwargs(kwds, allowed, SW_SIMPLE_INIT) < 0
-        || !PyArg_ParseTupleAndKeywords(args, kwds, "O|$OO:SimpleDType.__init__",
-                                        kwlist, &name, &bits, &supertype)) {
+        || !PyArg_ParseTupleAndKeywords(args, kwds, "O|$OOO:SimpleDType.__init__",
+                                        kwlist, &name, &bits, &supertype,
+                                        &record)) {
         return -1;
     }
     if (bits == NULL || supertype == NULL) {
@@ -76,6 +81,11 @@ sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
         goto error;
     }
     Py_XSETREF(d->bits, width);
+    width = NULL;
+    if (record != NULL && record != Py_None
+        && sw_numrecords_attach_new(st, d, record, SW_SIMPLE_INIT) < 0) {
+        goto error;
+    }
     Py_DECREF(exact);
     SW_STORE_FLAG(d->initialized, 1);
     return 0;
@@ -134,10 +144,14 @@ sw_simple_has_fields(sw_descriptor *d)
 static PyType_Slot sw_simple_init_slots[] = {
     {Py_tp_init, sw_simple_init},
     {Py_tp_doc, (void *)PyDoc_STR(
-        "_SimpleInit(name, *, bits, supertype)\n--\n\n"
+        "_SimpleInit(name, *, bits, supertype, numeric_info=None)\n--\n\n"
         "Initialize a simple dtype registered under name.\n\n"
         "bits is the exact encoding width (an int > 0, not a bool); "
-        "supertype is the enclosing registered DTypeCategory.")},
+        "supertype is the enclosing registered DTypeCategory; "
+        "numeric_info, a stride_weave.numerics.NumericInfo, is attached "
+        "before the dtype is registered, so no code sees it without its "
+        "record (its bits must equal bits and its kind agree with the "
+        "category, as register_numeric_info checks).")},
     {0, NULL},
 };
 
