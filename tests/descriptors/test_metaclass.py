@@ -180,8 +180,11 @@ def test_init_subclass_exception_aborts_class_creation():
 
 def test_simple_dtype_signature():
     sig = inspect.signature(SimpleDType)
-    assert str(sig) == "(name, *, bits, supertype)"
+    # The specified (name, *, bits, supertype), plus the optional
+    # keyword-only numeric record attached before registration.
+    assert str(sig) == "(name, *, bits, supertype, numeric_info=None)"
     params = sig.parameters
+    assert params["numeric_info"].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["name"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     assert params["bits"].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["supertype"].kind is inspect.Parameter.KEYWORD_ONLY
