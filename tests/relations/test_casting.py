@@ -13,7 +13,7 @@ for dtypes without records, categories, compound and block-scaled dtypes.
 import itertools
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from support import unique_name
@@ -70,14 +70,14 @@ def float_records(draw):
         nan = "all_ones"
     if nan == "negative_zero" and not signed:
         nan = "none"
+    if nan == "all_ones" and e == 1 and m == 0 and signed:
+        nan = "none"        # refused: zero would be the only finite value
     bias = draw(st.integers(-4, 2 ** e + 2))
-    record = NumericInfo.floating(f"f{e}{m}{bias}{nan}{signed}", exponent_bits=e,
-                                  mantissa_bits=m, bias=bias, nan_encoding=nan,
-                                  signed=signed)
-    # A format needs one normal binade: with one exponent bit and its top
-    # pattern reserved, there is none (its record's max would be made up).
-    assume(record.smallest_normal <= record.max)
-    return record
+    # One exponent bit with the top field reserved ('ieee') leaves only
+    # subnormals: a format with no normal binade is described too.
+    return NumericInfo.floating(f"f{e}{m}{bias}{nan}{signed}", exponent_bits=e,
+                                mantissa_bits=m, bias=bias, nan_encoding=nan,
+                                signed=signed)
 
 
 int_records = st.builds(lambda bits, signed: NumericInfo.integer(bits, signed=signed),

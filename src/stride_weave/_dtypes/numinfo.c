@@ -106,13 +106,77 @@ sw_numinfo_bool(PyObject *value, const char *func, const char *arg)
 
 /* ---- deriving a format from its parameters ----------------------------- */
 
+/* floor(log2(v)) of a positive integer. */
+static int
+sw_numinfo_log2(uint64_t v)
+{
+    int k = 0;
+
+    while (v >>= 1) {
+        k++;
+    }
+    return k;
+}
+
+/* The value of the non-negative code with exponent field `field` and
+ * mantissa field `frac` of the format `f` (its parameters and has_zero
+ * set), as the definitions give it: with a zero, field 0 holds the
+ * subnormals frac * 2**(1 - bias - m) and field k >= 1 the normals
+ * (2**m + frac) * 2**(k - bias - m); without one (unsigned, no mantissa),
+ * field k is 2**(k - bias).  Its exponent floor(log2(value)) goes to
+ * *exponent (unset for zero).  Exact where the caller's range check
+ * passes. */
+static double
+sw_numinfo_value(const sw_numeric_format *f, int field, uint64_t frac,
+                 int *exponent)
+{
+    int m = f->mantissa_bits;
+
+    if (f->has_zero && field == 0) {
+        if (frac == 0) {
+            return 0.0;
+        }
+        *exponent = sw_numinfo_log2(frac) + 1 - f->bias - m;
+        return ldexp((double)frac, 1 - f->bias - m);
+    }
+    *exponent = field - f->bias;
+    return ldexp((double)((1ULL << m) + frac), field - f->bias - m);
+}
+
+/* The largest finite code's exponent and mantissa fields: the top
+ * exponent field where nan_encoding leaves it finite, minus the NaN
+ * pattern for 'all_ones'. */
+static void
+sw_numinfo_largest_code(int e, int m, int nan, int *field, uint64_t *frac)
+{
+    int top = (1 << e) - 1;                     /* the all-ones exponent field */
+    uint64_t ones = (1ULL << m) - 1;            /* the all-ones mantissa */
+
+    if (nan == SW_NAN_IEEE) {
+        *field = top - 1;                       /* field 0 when e == 1 */
+        *frac = ones;
+    }
+    else if (nan == SW_NAN_ALL_ONES && m > 0) {
+        *field = top;
+        *frac = ones - 1;
+    }
+    else if (nan == SW_NAN_ALL_ONES) {          /* no mantissa: the field alone */
+        *field = top - 1;
+        *frac = 0;
+    }
+    else {
+        *field = top;
+        *frac = ones;
+    }
+}
+
 int
 sw_numinfo_derive_float(sw_numeric_format *f, int e, int m, int bias,
                         int nan, int is_signed, int is_complex,
                         const char *func)
 {
-    int top, width;
-    double fraction, max_fraction;
+    int width, field;
+    uint64_t frac;
 
     if (e < 1 || m < 0) {
         PyErr_Format(PyExc_ValueError,
@@ -140,8 +204,6 @@ sw_numinfo_derive_float(sw_numeric_format *f, int e, int m, int bias,
                      "signed=False", func);
         return -1;
     }
-    top = (1 << e) - 1;                         /* the all-ones exponent field */
-    fraction = 1.0 - ldexp(1.0, -m);            /* the all-ones mantissa */
     memset(f, 0, sizeof(*f));
     f->kind = is_complex ? SW_NUM_COMPLEX : SW_NUM_FLOAT;
     f->is_signed = is_signed;
@@ -151,44 +213,49 @@ sw_numinfo_derive_float(sw_numeric_format *f, int e, int m, int bias,
     f->nan_encoding = nan;
     f->has_inf = nan == SW_NAN_IEEE;
     f->has_nan = nan != SW_NAN_NONE;
-    if (nan == SW_NAN_IEEE) {
-        f->max_exponent = top - 1;
-        max_fraction = fraction;
-    }
-    else if (nan == SW_NAN_ALL_ONES && m > 0) {
-        f->max_exponent = top;                  /* all ones but the NaN */
-        max_fraction = fraction - ldexp(1.0, -m);
-    }
-    else if (nan == SW_NAN_ALL_ONES) {          /* no mantissa: 0xFF alone */
-        f->max_exponent = top - 1;
-        max_fraction = 0.0;
-    }
-    else {
-        f->max_exponent = top;
-        max_fraction = fraction;
-    }
-    f->max_exponent -= bias;
     /* Exponent field 0 holds the subnormals (and zero), except in an
      * unsigned format with no mantissa, where it is the normal 2**-bias
      * and there is no zero. */
     f->has_zero = is_signed || m > 0;
-    f->has_subnormals = m > 0;
+    f->has_subnormals = f->has_zero && m > 0;
     f->min_exponent = f->has_zero ? 1 - bias : -bias;
-    f->max_finite = ldexp(1.0 + max_fraction, f->max_exponent);
+    /* The largest value is that of the largest finite code, which with
+     * one exponent bit may be in field 0: a subnormal (the 'ieee'
+     * format's field 1 is infinity and NaN), or zero. */
+    sw_numinfo_largest_code(e, m, nan, &field, &frac);
+    if (f->has_zero && field == 0 && frac == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: exponent_bits must be at least 2 for a signed "
+                     "format with mantissa_bits=0 and nan_encoding "
+                     "'all_ones' (exponent field 1 is the NaN, field 0 "
+                     "zero alone), got %d", func, e);
+        return -1;
+    }
+    f->max_finite = sw_numinfo_value(f, field, frac, &f->max_exponent);
     f->smallest_normal = ldexp(1.0, f->min_exponent);
     f->smallest_subnormal = f->has_subnormals
         ? ldexp(1.0, f->min_exponent - m) : f->smallest_normal;
     if (!isfinite(f->max_finite) || f->smallest_subnormal == 0.0
         || ldexp(f->smallest_subnormal, m) != f->smallest_normal) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: the values of a format with exponent_bits=%d, "
-                     "mantissa_bits=%d and bias=%d are not all float64 "
-                     "values, which records need", func, e, m, bias);
-        return -1;
+        goto not_float64;
     }
+    /* eps: the distance from 1.0 to the next larger value, where 1.0 is a
+     * value below the largest, else the relative precision 2**-m.  That
+     * is 2**-m too where 1.0 is normal (or a power of two of a format
+     * without a mantissa), and the subnormals' spacing 2**(emin - m)
+     * where 1.0 is a subnormal (0 < emin <= m). */
+    f->eps = f->has_subnormals && f->min_exponent > 0 && f->min_exponent <= m
+             && f->max_finite > 1.0
+        ? f->smallest_subnormal : ldexp(1.0, -m);
     width = (is_signed ? 1 : 0) + e + m;
     f->bits = is_complex ? 2 * width : width;
     return 0;
+not_float64:
+    PyErr_Format(PyExc_ValueError,
+                 "%s: the values of a format with exponent_bits=%d, "
+                 "mantissa_bits=%d and bias=%d are not all float64 "
+                 "values, which records need", func, e, m, bias);
+    return -1;
 }
 
 int
@@ -264,7 +331,7 @@ sw_numinfo_make(PyTypeObject *type, const sw_numeric_format *f,
         r->max = PyFloat_FromDouble(f->max_finite);
         r->smallest_normal = PyFloat_FromDouble(f->smallest_normal);
         r->smallest_subnormal = PyFloat_FromDouble(f->smallest_subnormal);
-        r->eps = PyFloat_FromDouble(ldexp(1.0, -f->mantissa_bits));
+        r->eps = PyFloat_FromDouble(f->eps);
         if (r->min == NULL || r->max == NULL || r->smallest_normal == NULL
             || r->smallest_subnormal == NULL || r->eps == NULL) {
             goto error;
@@ -893,8 +960,10 @@ static PyGetSetDef sw_numinfo_getset[] = {
      PyDoc_STR("Exponent bias (None for integers and booleans)."),
      (void *)(intptr_t)SW_NUMINFO_F_BIAS},
     {"smallest_normal", sw_numinfo_get_object, NULL,
-     PyDoc_STR("The smallest positive normal value (None for integers "
-               "and booleans)."),
+     PyDoc_STR("The smallest positive normal value, 2**(1 - bias) "
+               "(2**-bias without a zero); a format with no normal "
+               "value (one exponent bit, 'ieee') reports the bound its "
+               "subnormals stay below (None for integers and booleans)."),
      (void *)offsetof(sw_numinfo, smallest_normal)},
     {"smallest_subnormal", sw_numinfo_get_object, NULL,
      PyDoc_STR("The smallest positive value; equals smallest_normal for "
@@ -902,8 +971,9 @@ static PyGetSetDef sw_numinfo_getset[] = {
                "booleans)."),
      (void *)offsetof(sw_numinfo, smallest_subnormal)},
     {"eps", sw_numinfo_get_object, NULL,
-     PyDoc_STR("The distance from 1.0 to the next larger value (None "
-               "for integers and booleans)."),
+     PyDoc_STR("The distance from 1.0 to the next larger value where "
+               "1.0 is a value below the largest, else 2**-mantissa_bits "
+               "(None for integers and booleans)."),
      (void *)offsetof(sw_numinfo, eps)},
     {"has_inf", sw_numinfo_get_number, NULL,
      PyDoc_STR("Whether the format has infinities."),
@@ -931,7 +1001,12 @@ static PyMethodDef sw_numinfo_type_methods[] = {
                "only) and 'none' leave every exponent finite (no "
                "infinities).  An unsigned format with no mantissa bits "
                "(e8m0fnu) has no zero and no subnormals; an unsigned format "
-               "with mantissa bits has zero as its smallest value.  With "
+               "with mantissa bits has zero as its smallest value.  With one "
+               "exponent bit and 'ieee', the finite values are the "
+               "subnormals alone (field 1 is the infinities and NaNs); a "
+               "signed 'all_ones' format with one exponent bit and no "
+               "mantissa bits, whose only finite value would be zero, is "
+               "refused.  With "
                "complex=True the record describes a complex number of two "
                "such components.  The format's values must all be float64 "
                "values: at most 11 exponent and 52 mantissa bits.")},

@@ -52,11 +52,13 @@ typedef struct {
                                mantissa (e8m0fnu) */
     int has_subnormals;     /* exponent field 0 holds values below the
                                smallest normal */
-    int max_exponent;       /* the largest finite value's unbiased exponent */
+    int max_exponent;       /* floor(log2(max_finite)): below min_exponent
+                               where every finite value is subnormal */
     int min_exponent;       /* the smallest normal's unbiased exponent */
     double max_finite;      /* exact in a double */
     double smallest_normal;
     double smallest_subnormal;  /* smallest positive value */
+    double eps;             /* 1.0 to the next larger value (numinfo.c) */
 } sw_numeric_format;
 
 typedef struct {
