@@ -208,9 +208,18 @@ def test_the_core_knows_the_pack_names_the_pack_declares():
 
 _MISSES_IN_A_FRESH_PROCESS = """
 import json, sys
+from stride_weave.dtypes import DType, SimpleDType
 if sys.argv[1] == "pack":
     import stride_weave.formats
-from stride_weave.dtypes import DType
+elif sys.argv[1] == "Int16 taken":
+    # Another module holds one of the pack's names: the pack's import fails.
+    SimpleDType("Int16", bits=16, supertype=DType.Integer)
+    try:
+        import stride_weave.formats
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("the pack was imported over a name it does not own")
 out = []
 for name in sys.argv[2:]:
     try:
@@ -244,4 +253,18 @@ def test_once_the_pack_is_imported_its_names_are_suggested_without_the_hint():
     assert child_report(_MISSES_IN_A_FRESH_PROCESS, "pack", "Flaot16") == [
         "no descriptor is registered under the name 'Flaot16'; did you mean "
         "'Float16', 'BFloat16' or 'Float64'?",
+    ]
+
+
+def test_no_miss_advises_a_pack_import_that_cannot_succeed():
+    """Once another module registered one of the pack's names, importing the
+    pack fails: a miss on a pack name says so and names the holder, and no
+    suggestion offers a pack name that cannot be registered."""
+    assert child_report(_MISSES_IN_A_FRESH_PROCESS, "Int16 taken", "BFloat16",
+                        "Flaot16") == [
+        "no descriptor is registered under the name 'BFloat16'; "
+        "stride_weave.formats defines it, but cannot be imported in this "
+        "process: another module registered 'Int16', one of its names",
+        "no descriptor is registered under the name 'Flaot16'; did you mean "
+        "'Float64'?",
     ]

@@ -125,31 +125,3 @@ def test_declaring_one_edge_at_a_time_retains_memory_linear_in_the_lattice():
     # the final lattice's join table is 2 * n * n bytes (0.7 MB here); allow
     # forty times that for everything the declarations keep
     assert report["grown"] <= 40 * 2 * n * n, report
-
-# ---- lookup misses ---------------------------------------------------------------------
-
-@pytest.mark.xfail(strict=True, reason=(
-    "miss.c sw_miss_message tells a miss on any of the formats pack's names "
-    "that 'import stride_weave.formats registers it' from a static list, "
-    "whatever the process holds: once another module registered one of the "
-    "pack's names, importing the pack raises ValueError every time, and the "
-    "advice sends the user to an import that cannot succeed"))
-def test_a_miss_does_not_advise_a_pack_import_that_fails():
-    report = child_report("""
-        import json
-        from stride_weave.dtypes import DType, SimpleDType
-
-        SimpleDType("Int16", bits=16, supertype=DType.Integer)
-        try:
-            import stride_weave.formats
-        except ValueError:
-            importable = False
-        else:
-            importable = True
-        try:
-            DType.from_name("BFloat16")
-        except LookupError as e:
-            message = str(e)
-        print(json.dumps({"importable": importable, "message": message}))
-    """)
-    assert report["importable"] or "registers it" not in report["message"], report

@@ -11,7 +11,10 @@
  * registered when the miss happened (the registry only grows, so those are
  * the first entries of its registration order), so the message is the one
  * the miss would have had if it had been formatted then.  Choosing them
- * runs no Python code (suggest.c).
+ * runs no Python code (suggest.c).  Only the advice to import the formats
+ * pack reads the registry as it is when the message is made: it is given
+ * while none of the pack's names is registered, since once another module
+ * holds one the pack's import can only fail.
  *
  * Until it is read, the exception's args are empty: every way Python
  * reads them (the args attribute, __str__, __repr__, __reduce__) formats
@@ -66,6 +69,29 @@ sw_miss_in_pack(sw_state *st, PyObject *name)
         }
     }
     return 0;
+}
+
+/* The first of the pack's names that is registered (borrowed: the pack's
+ * tuple holds it), NULL when none is; -1 in *error with an exception.
+ * The pack registers all of its names or none, so when one is registered
+ * and the pack's own import has not registered the rest, another module
+ * holds it and importing the pack can only fail. */
+static PyObject *
+sw_miss_pack_blocker(sw_state *st, int *error)
+{
+    Py_ssize_t i;
+
+    *error = 0;
+    for (i = 0; st->pack_names != NULL && i < PyTuple_GET_SIZE(st->pack_names); i++) {
+        PyObject *pack_name = PyTuple_GET_ITEM(st->pack_names, i);
+        int registered = sw_registry_contains(&st->registry, pack_name);
+
+        if (registered != 0) {
+            *error = registered < 0 ? -1 : 0;
+            return registered < 0 ? NULL : pack_name;
+        }
+    }
+    return NULL;
 }
 
 /* The hint after the suggestions near[0..n): which of them (none, one or
@@ -137,13 +163,30 @@ sw_miss_message(sw_state *st, PyObject *name, Py_ssize_t registered)
     Py_ssize_t i, n = 0;
 
     if (sw_state_check(st) == 0) {
-        if (sw_miss_in_pack(st, name)) {
-            return PyUnicode_FromFormat(
-                "no descriptor is registered under the name %R; import "
-                SW_MISS_PACK_MODULE " registers it", name);
+        int error;
+        /* borrowed: the module state's tuple of the pack's names holds it */
+        PyObject *blocker = sw_miss_pack_blocker(st, &error);
+
+        if (error) {
+            return NULL;
         }
+        if (sw_miss_in_pack(st, name)) {
+            if (blocker == NULL) {
+                return PyUnicode_FromFormat(
+                    "no descriptor is registered under the name %R; import "
+                    SW_MISS_PACK_MODULE " registers it", name);
+            }
+            return PyUnicode_FromFormat(
+                "no descriptor is registered under the name %R; "
+                SW_MISS_PACK_MODULE " defines it, but cannot be imported in "
+                "this process: another module registered %R, one of its "
+                "names", name, blocker);
+        }
+        /* The pack's names are suggested only while importing it can
+         * register them. */
         n = sw_registry_close_names(&st->registry, name, registered,
-                                    st->pack_names, near);
+                                    blocker == NULL ? st->pack_names : NULL,
+                                    near);
         if (n < 0) {
             return NULL;
         }
