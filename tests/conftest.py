@@ -23,11 +23,15 @@ from support import unique_name  # noqa: E402
 from support.child import FRESH_TEST_ENV, run_test_in_fresh_interpreter  # noqa: E402
 
 # Hypothesis profiles, chosen with HYPOTHESIS_PROFILE (unset: hypothesis's
-# own defaults, which CI uses). Tests that set max_examples themselves keep
-# it; tests/reliability/test_fuzz.py scales its counts by the loaded profile.
-#   long      20x the examples: a longer local fuzzing session
-#   valgrind  a handful of examples (scripts/valgrind runs 20-50x slower)
+# own defaults, which CI's release builds use). Tests that set max_examples
+# themselves keep it; tests/reliability/test_fuzz.py scales its counts by
+# the loaded profile.
+#   long          20x the examples: a longer local fuzzing session
+#   instrumented  a third of the examples: CI's sanitizer and debug builds
+#                 run 2-5x slower and check memory, not new inputs
+#   valgrind      a handful of examples (scripts/valgrind runs 20-50x slower)
 settings.register_profile("long", max_examples=2000, deadline=None)
+settings.register_profile("instrumented", max_examples=34, deadline=None)
 settings.register_profile("valgrind", max_examples=5, deadline=None)
 if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
