@@ -162,7 +162,7 @@ shows how far this machine scales when nothing is shared; the next two are
 the same shapes of call on shared objects of the interpreter's own (a C
 method of an int, and a dict lookup). The speedup is the throughput with that many
 threads over the throughput with one, measured in the same run; the ideal is
-the number of threads up to the number of cores ({cores} here). On a GIL
+the number of threads up to the number of cores ({cores} on the machine measured). On a GIL
 build the same script shows about 1x: one thread runs Python at a time.
 
 {table}
