@@ -37,6 +37,10 @@ Every round releases ``--threads`` threads (default 16) together through a
   ``default_lattice()`` snapshots: a join is either not there yet or the
   final one, a later snapshot keeps every join of an earlier one, and after
   the round every declared edge is in the lattice.
+* ``codecs`` (where numpy is importable): every thread encodes, decodes,
+  packs, quantizes and dequantizes the same shared arrays at once, the
+  kernels running without the GIL: every result equals the one computed
+  before the round, bit for bit.
 
 After every round, for ``DType`` and every model class: the names in
 ``registered()`` are unique, ``from_name(d.name) is d`` for each, the
@@ -484,6 +488,45 @@ def promotions(rnd, n, inv):
             "reader_passes": sum(results[writers:])}
 
 
+def codecs(rnd, n, inv):
+    try:
+        import numpy as np
+        from stride_weave import codecs as sc
+    except ImportError:     # numpy is optional: nothing to run
+        return {"skipped": 1}
+    rng = np.random.default_rng(rnd)
+    x = (rng.standard_normal((8, 512)) * 8).astype(np.float32)
+    x[0, :5] = [np.nan, np.inf, -np.inf, -0.0, 1e-30]
+    formats = [DType.from_name(name) for name in ("MXFP4", "NVFP4", "MXFP8_E4M3")]
+
+    def results():
+        out = []
+        for element in (DType.E4M3, DType.E2M1, DType.E8M0):
+            codes = sc.encode(x, element)
+            out.append(codes)
+            out.append(sc.decode(codes, element).view(np.uint32))
+            out.append(sc.pack(codes, element))
+        for fmt in formats:
+            q = sc.quantize(x, fmt)
+            out.extend(q.planes)
+            out.append(sc.dequantize(q).view(np.uint32))
+        return out
+
+    expected = results()
+
+    def work(i):
+        for _ in range(3):
+            got = results()
+            assert len(got) == len(expected)
+            for a, b in zip(got, expected):
+                assert a.dtype == b.dtype and np.array_equal(a, b), (i, a, b)
+        return 1
+
+    done = run_threads(n, work)
+    inv.check()
+    return {"threads_matching": sum(done)}
+
+
 SCENARIOS = {
     "distinct": distinct,
     "same_name": same_name,
@@ -492,6 +535,7 @@ SCENARIOS = {
     "block_scaled": block_scaled,
     "misses": misses,
     "promotions": promotions,
+    "codecs": codecs,
 }
 
 

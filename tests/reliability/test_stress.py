@@ -80,6 +80,13 @@ def test_a_shared_miss_reads_one_message_or_the_replacement():
     assert counts["rounds"] == ROUNDS
     assert counts["reads"] == ROUNDS * (THREADS - 1) * 9
 
+
+def test_threads_sharing_codec_inputs_get_the_one_thread_results():
+    pytest.importorskip("numpy")
+    counts = run_scenario("codecs")
+    assert counts == {"rounds": ROUNDS, "threads_matching": ROUNDS * THREADS}
+
+
 def test_declarations_race_lookups_of_the_promotion_lattice():
     counts = run_scenario("promotions")
     writers = min(4, THREADS // 2)
