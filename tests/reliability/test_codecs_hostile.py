@@ -3,6 +3,7 @@ laid out buffers, counts that overrun, unknown options, huge shapes, and
 buffers that Python code tries to resize or release during a call. Each
 is a clear TypeError/ValueError naming the argument, never a crash, never
 a read or write outside the buffers."""
+import subprocess
 import sys
 import threading
 
@@ -115,6 +116,34 @@ def test_huge_sizes_do_not_overflow():
     with pytest.raises(ValueError, match="non-negative int below 2\\*\\*63"):
         _dtypes._codec_unpack(bytes(4), np.zeros(4, np.uint8), DType.E2M1, 2**70)
     assert codecs.storage_nbytes(DType.MXFP4, (2**62, 2**62)) == 2**123 + 2**119
+
+
+def test_quantize_an_empty_tensor_with_many_rows_returns():
+    # A liveness check, not a performance bound: a loop over the rows of
+    # none would take centuries, so any finite wait tells it apart.
+    try:
+        rc, out, err = run_child("""
+            import numpy as np
+            from stride_weave import _dtypes, codecs
+            from stride_weave.dtypes import DType
+
+            x = np.empty((2**60, 0), dtype=np.float32)
+            for dtype in (DType.MXFP4, DType.NVFP4):
+                for axis in (-1, 0):
+                    q = codecs.quantize(x, dtype, axis=axis)
+                    assert codecs.dequantize(q).shape == x.shape
+            # the kernels themselves: the most rows a count takes, of none
+            rows, none = 2**63 - 1, np.empty(0, np.uint8)
+            _dtypes._codec_quantize(np.empty(0, np.float32), none, (none,), DType.MXFP4,
+                                    rows, 0, 0, 0, 0, 1)
+            _dtypes._codec_dequantize(none, (none,), np.empty(0, np.float32), DType.MXFP4,
+                                      rows, 0, 1, 1)
+            print("ok")
+        """, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("quantize of an empty (2**60, 0) tensor did not return")
+    assert_clean_exit(rc, out, err)
+    assert out.strip() == "ok"
 
 
 # ---- options -----------------------------------------------------------------------------
@@ -281,8 +310,8 @@ def test_quantize_float_scales_with_a_small_even_block_stays_in_bounds():
 
 
 # Quantize and dequantize over random legal formats (element, scale format,
-# block 1..300 or Whole, a whole-tensor scale or not), shapes, axes, packed or
-# not, against the exact model of tests/support/codec_model.py: the planes
+# block 1..300 or Whole, a whole-tensor scale in any float format or none),
+# shapes (empty ones too), axes, packed or not, against the exact model of tests/support/codec_model.py: the planes
 # code for code, the values bit for bit. In a child: an access outside a
 # buffer crashes it, not the test run.
 _BLOCK_SIZES = r"""
@@ -293,7 +322,7 @@ from stride_weave import codecs, formats
 from stride_weave.dtypes import BlockScaledDType, DType, Level, Whole
 from stride_weave.numerics import numeric_info
 from support.codec_model import (FloatModel, Float32Model, block_value,
-                                 quantize_float_scaled, quantize_mx_block)
+                                 quantize_float_scaled, quantize_mx_block, whole_scale)
 
 ELEMENTS = [DType.E2M1, DType.E3M2, DType.E2M3, DType.E4M3, DType.E5M2, DType.Int8]
 SCALES = [DType.E8M0, DType.E4M3, DType.E5M2, DType.Float32] + [
@@ -311,7 +340,7 @@ def model(dtype):
 def block_format(elem, scale, block, whole):
     key = (elem, scale, block, whole)
     if key not in FORMATS:
-        levels = (Level(scale, block),) + ((Level(DType.Float32, Whole),) if whole else ())
+        levels = (Level(scale, block),) + ((Level(whole, Whole),) if whole else ())
         known = [d for d in DType.registered() if isinstance(d, BlockScaledDType)
                  and d.element is elem and d.levels == levels]     # MXFP4, NVFP4...
         FORMATS[key] = known[0] if known else BlockScaledDType(
@@ -333,12 +362,10 @@ def case(draw):
     elem = draw(st.sampled_from(elems))
     block = draw(st.one_of(st.integers(1, 300),
                            st.sampled_from([1, 2, 3, 14, 16, 32, 255, 256, 257, Whole])))
-    whole = not pow2 and block is not Whole and draw(st.booleans())
-    # an empty tensor under a Whole level is refused (its scale plane holds
-    # one code, the kernels count none)
-    least = 1 if block is Whole else 0
-    length = draw(st.integers(least, 600))
-    outer = draw(st.lists(st.integers(0 if length and not least else 1, 3), max_size=2))
+    whole = (not pow2 and block is not Whole and draw(st.booleans())
+             and draw(st.sampled_from(SCALES)))
+    length = draw(st.integers(0, 600))
+    outer = draw(st.lists(st.integers(0, 3), max_size=2))
     axis = draw(st.integers(0, len(outer)))
     shape = list(outer)
     shape.insert(axis, length)
@@ -360,9 +387,26 @@ def case(draw):
 def check(c):
     dtype, elem, scale, block, whole, axis, rule, x, packed = c
     em, sm = model(elem), model(scale)
+    wm = model(whole) if whole else None
     q = codecs.quantize(x, dtype, axis=axis, scale_rule=rule, packed=packed)
     if x.size == 0:
+        # nothing to walk; a Whole level still holds its one scale: level 0's
+        # that of an all-zero block, an outer one the scale of an all-zero tensor
         assert codecs.dequantize(q).shape == x.shape
+        assert q.planes[0].size == 0
+        zero = [[0.0]]
+        if sm.m == 0:
+            want = quantize_mx_block(zero[0], em, rule)[0]
+            g = 1.0
+        else:
+            g, scales, _ = quantize_float_scaled(zero, em, sm, 1, wm)
+            want = scales[0][0]
+        if block is Whole:
+            assert q.planes[1].shape == () and int(q.planes[1]) == want
+        else:
+            assert q.planes[1].size == 0
+        if whole:
+            assert int(q.planes[2]) == whole_scale(g, wm)[0]
         return
     moved = x.reshape(1, -1) if block is Whole else np.moveaxis(x, axis, -1)
     rows = moved.reshape(-1, moved.shape[-1])
@@ -375,7 +419,7 @@ def check(c):
             scales.append([p[0] for p in pairs])
             elements.append([code for p in pairs for code in p[1]])
     else:
-        g, scales, elements = quantize_float_scaled(rows.tolist(), em, sm, size, whole)
+        g, scales, elements = quantize_float_scaled(rows.tolist(), em, sm, size, wm)
     nb = -(-rows.shape[1] // size)
     codes = np.array(elements, np.uint64).reshape(rows.shape)
     want = np.array(scales, np.uint64).reshape(rows.shape[0], nb)
@@ -385,7 +429,8 @@ def check(c):
     assert np.array_equal(q.planes[0].reshape(expect.shape), expect), (
         q.planes[0], expect)
     if whole:
-        assert np.uint32(q.planes[2]).view(np.float32) == np.float32(g)
+        # the whole-tensor scale the blocks were computed against
+        assert int(q.planes[2]) == whole_scale(g, wm)[0]
     values = np.array([[block_value(em, int(codes[r, i]), sm, int(want[r, i // size]), g)
                         for i in range(rows.shape[1])] for r in range(rows.shape[0])],
                       np.float64).reshape(rows.shape)

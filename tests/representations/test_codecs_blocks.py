@@ -8,7 +8,8 @@ import math
 import pytest
 
 from support import unique_name
-from support.codec_model import FloatModel, quantize_mx_block, quantize_nvfp4
+from support.codec_model import (FloatModel, quantize_float_scaled, quantize_mx_block,
+                                 quantize_nvfp4, whole_scale)
 from stride_weave import codecs, interop
 from stride_weave.dtypes import BlockScaledDType, DType, Level, SimpleDType, Whole
 from stride_weave.numerics import NumericInfo, numeric_info, register_numeric_info
@@ -204,6 +205,49 @@ def test_a_whole_tensor_format_scales_once():
     assert [p.shape for p in q.planes] == [(4,), ()]
     assert int(q.planes[1]) == 8 - 8 + 127       # floor(log2(288)) - emax(E4M3)
     assert np.array_equal(codecs.dequantize(q), x)
+
+
+def test_quantize_an_empty_tensor_in_a_whole_tensor_format():
+    fmt = BlockScaledDType(unique_name("WholeOnly_"), element=DType.E4M3,
+                           levels=[Level(scale=DType.Float32, block=Whole)])
+    assert codecs.plane_shapes(fmt, (0,)) == ((0,), ())
+    assert codecs.storage_nbytes(fmt, (4, 0)) == 4
+    for shape in ((0,), (4, 0)):
+        q = codecs.quantize(np.zeros(shape, dtype=np.float32), fmt)
+        assert q.nbytes == (0, 4)
+        # the one scale is an all-zero block's: the smallest normal float32
+        assert np.uint32(q.planes[1]).view(np.float32) == np.float32(2.0 ** -126)
+        assert codecs.dequantize(q).shape == shape
+
+
+_NARROW_WHOLE = {}
+
+
+def _narrow_whole_format(whole):
+    if whole not in _NARROW_WHOLE:
+        _NARROW_WHOLE[whole] = BlockScaledDType(
+            unique_name("NarrowWhole_"), element=DType.E2M1,
+            levels=[Level(scale=DType.E4M3, block=16), Level(scale=whole, block=Whole)])
+    return _NARROW_WHOLE[whole]
+
+
+def test_quantize_with_a_narrow_whole_tensor_scale_round_trips():
+    e2m1, e4m3 = FloatModel(numeric_info(DType.E2M1)), FloatModel(numeric_info(DType.E4M3))
+    for whole, amax in ((DType.E4M3, 1.0), (DType.E5M2, 1e-6), (DType.E5M2, 3e4)):
+        fmt = _narrow_whole_format(whole)
+        x = np.full((2, 32), amax, dtype=np.float32)
+        x[:, :16] *= 0.5
+        q = codecs.quantize(x, fmt, packed=False)
+        back = codecs.dequantize(q)
+        # E2M1 under a per-block E4M3 scale: within a quarter of the largest
+        # magnitude (a flushed whole-tensor scale gives zeros)
+        assert np.all(np.abs(back - x) <= 0.25 * amax), (whole.name, amax, back)
+        # the blocks are scaled against the whole-tensor scale as stored
+        wm = FloatModel(numeric_info(whole))
+        g, scales, elements = quantize_float_scaled(x.tolist(), e2m1, e4m3, 16, wm)
+        assert int(q.planes[2]) == whole_scale(g, wm)[0]
+        assert q.planes[1].tolist() == scales
+        assert q.planes[0].tolist() == elements
 
 
 # ---- the result and the storage helpers ----------------------------------------------------

@@ -8,9 +8,9 @@ code under test.
   applies a rounding rule, the overflow and the NaN options as the
   documentation words them.
 - Float32Model: float32 as a scale format (too many values to list).
-- mx_scale_exponent / quantize_mx_block / quantize_float_scaled /
-  quantize_nvfp4: block-scaled formats from the OCP MX v1.0 and NVIDIA
-  NVFP4 formulas; block_value: a dequantized element.
+- mx_scale_exponent / quantize_mx_block / whole_scale /
+  quantize_float_scaled / quantize_nvfp4: block-scaled formats from the OCP
+  MX v1.0 and NVIDIA NVFP4 formulas; block_value: a dequantized element.
 """
 
 from __future__ import annotations
@@ -278,23 +278,51 @@ def quantize_mx_block(xs, elem, rule: str, scale_emin: int = -127, scale_emax: i
     return se + scale_bias, codes
 
 
-def quantize_float_scaled(rows, elem: FloatModel, scale, block: int, whole: bool):
-    """(whole-tensor float32 scale, block scale codes, element codes) of
-    float32 rows (lists of floats) by NVIDIA's recipe as torchao computes
-    it, every step one float32 operation, for any float element and scale
-    formats (`scale` a FloatModel or a Float32Model) and any block:
-    g = amax / (emax * smax) with `whole` (else 1; 1 also when that is not
-    positive); per block s = scale(clamp(amax_b / emax / g, the smallest
-    normal scale, smax)); elements elem(saturate(x * ((1 / g) / s))). A block
-    holding an infinity or a NaN gets the NaN scale and the element's NaN
-    (0 without one)."""
+FLOAT32_MAX = Fraction(struct.unpack("<f", b"\xff\xff\x7f\x7f")[0])
+
+
+def whole_scale(g: float, scale) -> tuple[int, float]:
+    """(code, value) of the whole-tensor scale g (a positive float32) as a
+    Whole level in `scale` (a FloatModel or a Float32Model) stores it: the
+    nearest of the format's positive values that float32 holds, ties to the
+    even code, g below the smallest taking the smallest and above the
+    largest the largest."""
+    if isinstance(scale, Float32Model):
+        return scale.encode(g), g              # every positive float32
+    held = [v for v in scale.sorted if 0 < v <= FLOAT32_MAX]
+    a = Fraction(g)
+    i = bisect.bisect_left(held, a)
+    if i == len(held):
+        value = held[-1]
+    elif held[i] == a or i == 0:
+        value = held[i]
+    else:
+        lo, hi = held[i - 1], held[i]
+        up = FloatModel._round_up(a, lo, hi, False, "nearest_even", scale.values)
+        value = hi if up else lo
+    return scale.values[value], float(value)
+
+
+def quantize_float_scaled(rows, elem: FloatModel, scale, block: int, whole=None):
+    """(whole-tensor scale, block scale codes, element codes) of float32
+    rows (lists of floats) by NVIDIA's recipe as torchao computes it, every
+    step one float32 operation, for any float element and scale formats
+    (`scale` a FloatModel or a Float32Model) and any block: with a Whole
+    level in the format `whole` (a model as `scale`; None: no Whole level,
+    g = 1), g = whole_scale(amax / (emax * smax)) (1 when that is not
+    positive), the value the level stores; per block s = scale(clamp(amax_b
+    / emax / g, the smallest normal scale, smax)); elements
+    elem(saturate(x * ((1 / g) / s))). A block holding an infinity or a NaN
+    gets the NaN scale and the element's NaN (0 without one)."""
     emax, smax = float(elem.max), float(scale.max)
     lo = 2.0 ** (1 - scale.bias)
     finite = [abs(x) for row in rows for x in row if math.isfinite(x)]
     t = max(finite, default=0.0)
-    g = f32(t / f32(emax * smax)) if whole and t > 0 else 1.0
+    g = f32(t / f32(emax * smax)) if whole is not None and t > 0 else 1.0
     if not g > 0:
         g = 1.0
+    if whole is not None:
+        g = whole_scale(g, whole)[1]
     nan_elem = elem.nan(False) if elem.has_nan else 0
     scales, elements = [], []
     for row in rows:
@@ -319,10 +347,10 @@ def quantize_float_scaled(rows, elem: FloatModel, scale, block: int, whole: bool
 
 
 def quantize_nvfp4(rows, e2m1: FloatModel, e4m3: FloatModel, block: int = 16):
-    """quantize_float_scaled for NVFP4: g = amax / (448 * 6); per block
-    s = e4m3(clamp(amax_b / 6 / g, 2**-6, 448)); elements
-    e2m1(saturate(x * ((1 / g) / s)))."""
-    return quantize_float_scaled(rows, e2m1, e4m3, block, whole=True)
+    """quantize_float_scaled for NVFP4: g = amax / (448 * 6) (a Float32
+    Whole level holds it as it is); per block s = e4m3(clamp(amax_b / 6 /
+    g, 2**-6, 448)); elements e2m1(saturate(x * ((1 / g) / s)))."""
+    return quantize_float_scaled(rows, e2m1, e4m3, block, whole=Float32Model())
 
 
 def block_value(elem, elem_code: int, scale, scale_code: int, g: float = 1.0) -> float:

@@ -312,6 +312,8 @@ typedef struct {
     sw_codec_fmt scale[2];
     int nlevels;            /* 1 or 2 */
     size_t block;           /* elements per level-0 block */
+    int whole_only;         /* level 0 is Whole: one scale for the tensor,
+                               empty or not */
     int whole;              /* nlevels == 2: the outer level is Whole */
     int pow2;               /* level 0's scale is a power of two (no
                                mantissa bits) */

@@ -14,12 +14,15 @@
  * v1.0 says.  A block holding an infinity or a NaN gets the NaN scale.
  * Float scales (NVFP4's E4M3 under a whole-tensor Float32) follow NVIDIA's
  * amax recipe in float32 arithmetic, each step one correctly rounded
- * float32 operation.
+ * float32 operation, against the whole-tensor scale as its level's format
+ * holds it (the value dequantize reads back).  A tensor without elements
+ * walks nothing.
  *
  * Pure C: no PyObject, no PyErr.
  */
 #include "codec.h"
 
+#include <float.h>
 #include <string.h>
 
 /* The elements encoded in one pass: every buffer of per-element codes is
@@ -297,6 +300,33 @@ sw_codecblock_float_scale(const sw_codec_block *b, const sw_codecblock_floats *f
     return code;
 }
 
+/* The whole-tensor scale as the Whole level's format stores it, and its
+ * code: g (positive, finite) rounded to that format, nearest-even, no
+ * smaller than its smallest positive value and no larger than its largest
+ * value float32 holds.  The blocks are scaled against this value, the one
+ * dequantize reads back (for a Float32 level, g itself). */
+static float
+sw_codecblock_whole_scale(const sw_codec_fmt *w, float g, uint64_t *code)
+{
+    sw_codec_opts o;
+    double v;
+    int is_nan;
+
+    memset(&o, 0, sizeof(o));
+    o.rounding = SW_ROUND_NEAREST_EVEN;
+    o.overflow = SW_OVERFLOW_SATURATE;
+    *code = sw_codec_encode_double(w, &o, (double)g, 0, 0, &is_nan);
+    v = sw_codec_decode_double(w, *code);
+    if (!(v > 0.0) || v > FLT_MAX) {
+        /* flushed to zero: the next value up; beyond float32: the next
+         * value down (g itself is a float32) */
+        o.rounding = v > 0.0 ? SW_ROUND_TOWARD_ZERO : SW_ROUND_UP;
+        *code = sw_codec_encode_double(w, &o, (double)g, 0, 0, &is_nan);
+        v = sw_codec_decode_double(w, *code);
+    }
+    return (float)v;
+}
+
 /* The code of the scale 2**se of a power-of-two format: the exponent
  * field itself for an unsigned format without zero (E8M0). */
 static inline uint64_t
@@ -314,6 +344,21 @@ sw_codecblock_pow2_fast(const sw_codec_block *b, int *se)
         return (uint64_t)(*se - s->emin);
     }
     return sw_codecblock_pow2_code(b, se);
+}
+
+/* The scale code of an all-zero block (the smallest scale), which the one
+ * scale of an empty tensor under a Whole level also gets. */
+static uint64_t
+sw_codecblock_zero_scale(const sw_codec_block *b, const sw_codecblock_floats *fs,
+                         float g)
+{
+    float recip;
+    int se = -100000;   /* clamped to the scale's smallest exponent */
+
+    if (b->pow2) {
+        return sw_codecblock_pow2_fast(b, &se);
+    }
+    return sw_codecblock_float_scale(b, fs, g, 0.0f, &recip);
 }
 
 /* The elements [i, i + m) of a row (one block's chunk) into `out`, one
@@ -551,7 +596,7 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
     sw_codecblock_floats fs;
     float g = 1.0f;
     size_t r, j, i;
-    int is_nan, fast, nibbles, rowwise;
+    int fast, nibbles, rowwise;
     int f32 = b->source == SW_SRC_F32;
     unsigned char chunk[SW_CODECBLOCK_CHUNK * 8];  /* codes of <= 8 bytes */
 
@@ -565,18 +610,25 @@ sw_codec_quantize(const sw_codec_block *b, const void *src, size_t rows,
         sw_codecblock_floats_init(&fs, b);
     }
     if (!b->pow2 && b->whole) {
-        /* the whole-tensor scale: amax / (largest element * largest scale) */
+        /* the whole-tensor scale: amax / (largest element * largest scale),
+         * as its level stores it */
         float t = sw_codecblock_tensor_amax((const float *)src, rows * length);
+        uint64_t gcode;
         if (t > 0.0f) {
             g = t / (float)(sw_codecblock_elem_max(e) * b->scale[0].max_finite);
         }
         if (!(g > 0.0f)) {
             g = 1.0f;   /* all zero (or underflowed): 1.0, finite */
         }
-        sw_codec_store(scale1, sw_codec_code_size(b->scale[1].bits), 0,
-                            b->scale[1].bits == 32 ? sw_codec_fbits(g)
-                            : sw_codec_encode_double(&b->scale[1], &eo, (double)g,
-                                                     0, 0, &is_nan));
+        g = sw_codecblock_whole_scale(&b->scale[1], g, &gcode);
+        sw_codec_store(scale1, sw_codec_code_size(b->scale[1].bits), 0, gcode);
+    }
+    if (rows == 0 || length == 0) {
+        /* no elements, however many rows of none: nothing to walk */
+        if (b->whole_only) {
+            sw_codec_store(scale0, ssize, 0, sw_codecblock_zero_scale(b, &fs, g));
+        }
+        return;
     }
 
     rowwise = sw_codecblock_rowwise(b, fast, &fs);
@@ -686,6 +738,18 @@ sw_codec_dequantize(const sw_codec_block *b, const unsigned char *elem,
             *bad_index = 0;
             return SW_CODEC_NONFINITE_SCALE;
         }
+    }
+    if (rows == 0 || length == 0) {
+        /* no elements, however many rows of none: only a Whole level's
+         * scale to check */
+        if (b->whole_only && b->nonfinite_error) {
+            double s = sw_codec_decode_double(&b->scale[0], sw_codec_load(scale0, ssize, 0));
+            if (!(s - s == 0.0)) {
+                *bad_index = 0;
+                return SW_CODEC_NONFINITE_SCALE;
+            }
+        }
+        return SW_CODEC_OK;
     }
     for (r = 0; r < rows; r++) {
         const unsigned char *erow = elem + r * row_bytes;

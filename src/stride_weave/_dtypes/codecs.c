@@ -619,6 +619,7 @@ sw_codecs_block_format(sw_state *st, PyObject *obj, const char *func,
     {
         sw_level *level0 = (sw_level *)PyTuple_GET_ITEM(c->levels, 0);
         if (level0->block == st->whole) {
+            b->whole_only = 1;
             b->block = 0;   /* the whole tensor: set from its size */
         }
         else {
@@ -663,7 +664,9 @@ sw_codecs_rule(sw_codec_block *b, long rule, const char *func, PyObject *dtype)
 
 /* rows * length, and the bytes of each plane, each checked for overflow
  * (and a whole-tensor block set from the length): 0, or -1 with
- * ValueError. */
+ * ValueError.  A tensor without elements has no element bytes and no
+ * level-0 scales, however many rows of none it has, except that a Whole
+ * level always has its one scale. */
 static int
 sw_codecs_block_sizes(sw_codec_block *b, size_t rows, size_t length,
                       const char *func, size_t *n, size_t *elem_bytes,
@@ -671,7 +674,7 @@ sw_codecs_block_sizes(sw_codec_block *b, size_t rows, size_t length,
 {
     size_t row_bytes, nb;
 
-    if (b->block == 0) {
+    if (b->whole_only) {
         /* a single Whole level: the whole tensor, as one row, is one block */
         b->block = length > 0 ? length : 1;
         if (rows > 1) {
@@ -685,10 +688,16 @@ sw_codecs_block_sizes(sw_codec_block *b, size_t rows, size_t length,
         goto overflow;
     }
     *n = rows * length;
+    if (*n == 0) {
+        *elem_bytes = 0;
+        *nscales = b->whole_only ? 1 : 0;
+        return 0;
+    }
+    /* rows * length * 8 fits: so do the row's bytes and its blocks */
     row_bytes = b->packed ? sw_codec_row_bytes(b->elem.bits, length)
                           : length * (size_t)sw_codec_code_size(b->elem.bits);
     *elem_bytes = rows * row_bytes;
-    nb = length == 0 ? 0 : (length - 1) / b->block + 1;
+    nb = (length - 1) / b->block + 1;
     *nscales = rows * nb;
     return 0;
 overflow:
