@@ -15,6 +15,7 @@ import pickle
 import pytest
 
 from support import unique_name
+from support.child import child_report
 from support.defs import PlanePair
 from support.relations import check_lattice_laws, extension_with_record, join_table
 from stride_weave.dtypes import (
@@ -303,3 +304,50 @@ def test_too_many_dtypes():
     with pytest.raises(ValueError, match=r"a promotion lattice holds at most 4096 "
                                          r"dtypes that have edges"):
         lattice_of(list(zip(chain, chain[1:])), lossy=True)
+
+
+# ---- what replaced lattices keep ------------------------------------------------
+
+
+def test_declaring_one_edge_at_a_time_retains_memory_linear_in_the_lattice():
+    # Each declaration replaces the default lattice, whose join table is
+    # n * n entries: the replaced ones must be released, not kept behind
+    # the new one (which retained memory cubic in n).
+    report = child_report("""
+        import json, tracemalloc
+        from stride_weave import dtypes
+        from stride_weave.dtypes import DType, SimpleDType
+        from stride_weave.numerics import NumericInfo, register_numeric_info
+
+        made = []
+        for i in range(600):
+            d = SimpleDType(f"OneEdge{i}", bits=64, supertype=DType.Floating)
+            register_numeric_info(d, NumericInfo.floating(
+                f"one_edge_{i}", exponent_bits=11, mantissa_bits=52, bias=1023,
+                nan_encoding="ieee"))
+            made.append(d)
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        for d in made:
+            dtypes.declare_promotion(DType.Float32, d)
+        grown = tracemalloc.get_traced_memory()[0] - before
+        print(json.dumps({"dtypes": len(dtypes.default_lattice().dtypes),
+                          "grown": grown}))
+    """)
+    n = report["dtypes"]
+    # the final lattice's join table is 2 * n * n bytes (0.7 MB here); allow
+    # forty times that for everything the declarations keep
+    assert report["grown"] <= 40 * 2 * n * n, report
+
+
+def test_a_replaced_lattice_a_caller_holds_stays_whole():
+    a, b, c = fresh_ints(16, 24, 32)
+    declare_promotion(a, b)
+    held = default_lattice()
+    declare_promotion(b, c)
+    declare_promotion(DType.Int8, a)
+    # the state released its reference; the caller's keeps the lattice
+    assert c not in held.dtypes
+    assert held.promote_types(a, b) is b
+    assert held.result_type(a, b) is b
+    assert promote_types(a, c) is c

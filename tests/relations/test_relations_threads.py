@@ -14,6 +14,7 @@ import threading
 import pytest
 
 from support import unique_name
+from support.child import child_report
 from support.relations import extension_with_record, join_or_none
 from stride_weave.dtypes import (
     PromotionError,
@@ -140,3 +141,57 @@ def test_lattices_are_shared_read_only(fast_switching):
     assert wrong == []
     with pytest.raises(PromotionError):
         promote_types(c[0], c[1])      # the default lattice never had them
+
+
+def test_readers_race_lattices_replaced_one_edge_at_a_time():
+    # Every declaration retires the lattice readers may be inside; it is
+    # released once no read is in progress.  Readers never use a released
+    # one (a crash, or a wrong join read from freed memory); on a
+    # free-threaded build the readers run while the declarations do.  In a
+    # child: a failure here may be a crash.
+    report = child_report("""
+        import json, threading
+        from stride_weave import dtypes
+        from stride_weave.dtypes import DType, promote_types, result_type
+        from stride_weave.numerics import NumericInfo
+        from support import unique_name
+        from support.relations import extension_with_record
+
+        ups = [extension_with_record(unique_name("RaceUp"),
+                                     NumericInfo.integer(32 + i, signed=True))
+               for i in range(120)]
+        stop = threading.Event()
+        wrong, calls = [], [0]
+
+        def reader():
+            while not stop.is_set():
+                for up in ups[::3]:
+                    try:
+                        got = promote_types(DType.Int8, up)
+                    except dtypes.PromotionError:
+                        continue        # not declared yet
+                    if got is not up:
+                        wrong.append((up.name, got.name))
+                got = result_type(DType.Bool, DType.Int8, DType.Int32)
+                if got is not DType.Int32:
+                    wrong.append(("result_type", got.name))
+                held = dtypes.default_lattice()
+                if held.promote_types(DType.Int8, DType.Int32) is not DType.Int32:
+                    wrong.append(("snapshot", repr(held)))
+                calls[0] += 1
+
+        threads = [threading.Thread(target=reader) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for up in ups:
+            dtypes.declare_promotion(DType.Int32, up)
+        stop.set()
+        for t in threads:
+            t.join()
+        print(json.dumps({"wrong": wrong[:5], "reads": calls[0],
+                          "final": all(promote_types(DType.Int8, up) is up
+                                       for up in ups)}))
+    """)
+    assert report["wrong"] == [], report
+    assert report["final"], report
+    assert report["reads"] > 0, report

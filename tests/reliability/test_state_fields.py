@@ -15,7 +15,8 @@ import pytest
 SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "stride_weave" / "_dtypes"
 
 # Fields of sw_state that hold no Python object reference.
-NOT_OBJECTS = {"registry", "installing", "capi", "relation_ids", "cast_cache"}
+NOT_OBJECTS = {"registry", "installing", "capi", "relation_ids", "cast_cache",
+               "retired_lattices", "lattice_readers"}
 
 pytestmark = pytest.mark.skipif(
     not (SRC / "state.h").exists(),

@@ -491,17 +491,20 @@ sw_capi_promote_types(PyObject *a, PyObject *b)
     sw_descriptor *da = sw_capi_arg(a, SW_ANY_KIND, func, "a registered descriptor");
     sw_state *st;
     sw_lattice *lat;
+    PyObject *result;
 
     if (da == NULL
         || sw_capi_arg(b, SW_ANY_KIND, func, "a registered descriptor") == NULL) {
         return NULL;
     }
     st = sw_state_of_type(Py_TYPE(da));
-    lat = st != NULL ? sw_promotion_default(st) : NULL;    /* borrowed */
+    lat = st != NULL ? sw_promotion_default(st) : NULL;
     if (lat == NULL) {
         return NULL;
     }
-    return sw_promotion_promote(st, lat, a, b, func);
+    result = sw_promotion_promote(st, lat, a, b, func);
+    Py_DECREF(lat);
+    return result;
 }
 
 /* ---- the table ------------------------------------------------------------- */

@@ -571,7 +571,7 @@ sw_lattice_publishable(sw_state *st, sw_lattice_work *w, int is_default,
         lat->scalar_defaults[s] = defaults[s];
     }
     lat->is_default = is_default;
-    lat->previous = NULL;
+    lat->retired_next = NULL;
     w->local = NULL;
     w->join = NULL;
     w->covers = NULL;
@@ -928,7 +928,6 @@ sw_lattice_traverse(PyObject *self, visitproc visit, void *arg)
     for (s = 0; s < SW_SCALAR_COUNT; s++) {
         Py_VISIT(lat->scalar_defaults[s]);
     }
-    Py_VISIT(lat->previous);
     return 0;
 }
 
@@ -941,8 +940,6 @@ sw_lattice_dealloc(PyObject *self)
     int s;
 
     PyObject_GC_UnTrack(self);
-    /* A chain of default snapshots is freed without deep recursion. */
-    Py_TRASHCAN_BEGIN(self, sw_lattice_dealloc)
     for (k = 0; k < lat->count; k++) {
         Py_DECREF(lat->dtypes[k]);
     }
@@ -953,10 +950,8 @@ sw_lattice_dealloc(PyObject *self)
     for (s = 0; s < SW_SCALAR_COUNT; s++) {
         Py_CLEAR(lat->scalar_defaults[s]);
     }
-    Py_CLEAR(lat->previous);
     tp->tp_free(self);
     Py_DECREF(tp);
-    Py_TRASHCAN_END
 }
 
 static PyMethodDef sw_lattice_methods[] = {

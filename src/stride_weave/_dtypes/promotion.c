@@ -12,11 +12,21 @@
  * or code the build ran: a collection's callbacks), it builds again from
  * that one.  So a lookup racing a declaration sees the lattice before or
  * after it, never between, and a refused declaration changes nothing.
- * Lookups read the pointer without a lock or a reference count; what keeps
- * a snapshot they read alive is that every snapshot holds the one it
- * replaced (sw_lattice.previous), so none is freed before the graph itself
- * (a few kilobytes per declaration; declarations happen when modules that
- * define dtypes are imported).
+ *
+ * Lookups read the pointer without a lock and without a reference count
+ * (promote_types is a few array reads), so a replaced snapshot cannot
+ * simply be released: a reader on another thread may have loaded it and
+ * be reading its join table.  Each lookup is a read: it counts itself in
+ * a slot of st->lattice_readers before it loads the pointer and uncounts
+ * itself once it holds what it returns.  A declaration moves the reference
+ * the state held to the replaced snapshot onto a stack of retired ones,
+ * and the stack is released whenever every slot reads zero: at that
+ * declaration, or when the last reader leaves (a reader that loaded a
+ * retired snapshot counted itself before the swap, so a count read after
+ * the swap sees it).  Memory therefore stays that of the lattices in use,
+ * not of every lattice ever declared.  With the GIL a read never lets
+ * another thread in, so a retired snapshot is released at once unless the
+ * declaration ran inside a read (code run by a collection).
  */
 #include "relations.h"
 
@@ -299,19 +309,141 @@ sw_promotion_result_type(sw_state *st, sw_lattice *lat, PyObject *const *args,
     return Py_NewRef((PyObject *)acc);
 }
 
+/* ---- reading the default lattice ------------------------------------------ */
+
+/* The reader slot of the calling thread (a hash of its thread state, so
+ * threads reading at once mostly count in different cache lines). */
+static inline uint32_t *
+sw_promotion_reader_slot(sw_state *st)
+{
+#ifdef Py_GIL_DISABLED
+    uint64_t ts = (uint64_t)(uintptr_t)PyThreadState_GetUnchecked();
+    size_t i = (size_t)(((ts >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> 59);
+
+    Py_BUILD_ASSERT(SW_LATTICE_READER_SLOTS == 32);
+    return &st->lattice_readers[i].count;
+#else
+    return &st->lattice_readers[0].count;
+#endif
+}
+
+/* Start a read: until sw_promotion_read_end, a default lattice loaded
+ * after this call is not released.  Returns the slot to pass there.
+ * The counts are read-modify-writes, sequentially consistent: a count that
+ * a declaration reads after its swap sees every reader that may have
+ * loaded the lattice it replaced. */
+static inline uint32_t *
+sw_promotion_read_begin(sw_state *st)
+{
+    uint32_t *slot = sw_promotion_reader_slot(st);
+
+    (void)SW_ADD_FETCH(*slot, 1);
+    return slot;
+}
+
+/* 1 when no read is in progress in any slot, else 0.  Adding zero reads
+ * each count as the latest value in its modification order. */
+static int
+sw_promotion_readers_gone(sw_state *st)
+{
+    int i;
+
+    for (i = 0; i < SW_LATTICE_READER_SLOTS; i++) {
+        if (SW_ADD_FETCH(st->lattice_readers[i].count, 0) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Push the chain first .. last (linked through retired_next) onto the
+ * stack of retired default lattices. */
+static void
+sw_promotion_retire(sw_state *st, sw_lattice *first, sw_lattice *last)
+{
+    sw_lattice *head = (sw_lattice *)SW_LOAD_PTR(st->retired_lattices);
+
+    do {
+        last->retired_next = head;
+    } while (!SW_CAS(st->retired_lattices, head, first));
+}
+
+/* Drop the references the state held to the chain of retired lattices
+ * `list`.  May run Python code. */
+static void
+sw_promotion_release_chain(sw_lattice *list)
+{
+    while (list != NULL) {
+        sw_lattice *next = list->retired_next;
+
+        list->retired_next = NULL;
+        Py_DECREF(list);
+        list = next;
+    }
+}
+
+/* Release the retired default lattices if no read is in progress, else
+ * leave them for the next declaration or the last reader to leave.  The
+ * stack is taken before the counts are read: any lattice on it was
+ * replaced before that, so a reader still using it is counted.  May run
+ * Python code (a lattice's release). */
+static void
+sw_promotion_release_retired(sw_state *st)
+{
+    sw_lattice *list = (sw_lattice *)SW_LOAD_PTR(st->retired_lattices), *last;
+
+    while (list != NULL && !SW_CAS(st->retired_lattices, list, NULL)) {
+    }
+    if (list == NULL) {
+        return;
+    }
+    if (!sw_promotion_readers_gone(st)) {
+        for (last = list; last->retired_next != NULL; last = last->retired_next) {
+        }
+        sw_promotion_retire(st, list, last);
+        return;
+    }
+    sw_promotion_release_chain(list);
+}
+
+/* End the read begun with `slot`.  The last reader to leave releases what
+ * declarations retired meanwhile: call it holding no borrowed reference. */
+static inline void
+sw_promotion_read_end(sw_state *st, uint32_t *slot)
+{
+    if (SW_ADD_FETCH(*slot, (uint32_t)-1) == 0
+        && SW_LOAD_PTR(st->retired_lattices) != NULL) {
+        sw_promotion_release_retired(st);
+    }
+}
+
+/* At the graph's teardown: release the retired default lattices. */
+void
+sw_promotion_fini(sw_state *st)
+{
+    sw_lattice *list = (sw_lattice *)SW_LOAD_PTR(st->retired_lattices);
+
+    st->retired_lattices = NULL;
+    sw_promotion_release_chain(list);
+}
+
 /* ---- the default lattice ---------------------------------------------------- */
 
-/* The current default lattice (borrowed: never freed before the graph),
- * or NULL with RuntimeError after the graph was finalized. */
+/* A new reference to the current default lattice, or NULL with
+ * RuntimeError after the graph was finalized. */
 sw_lattice *
 sw_promotion_default(sw_state *st)
 {
     sw_lattice *lat;
+    uint32_t *slot;
 
     if (sw_state_check(st) < 0) {
         return NULL;
     }
+    slot = sw_promotion_read_begin(st);
     lat = (sw_lattice *)SW_LOAD_PTR(st->default_lattice);
+    Py_XINCREF(lat);
+    sw_promotion_read_end(st, slot);
     if (lat == NULL) {
         PyErr_SetString(PyExc_RuntimeError,
                         "the stride_weave descriptor graph was finalized");
@@ -349,21 +481,23 @@ sw_promotion_declare(sw_state *st, PyObject *edges, const char *func)
         if (base == NULL) {
             return -1;
         }
-        Py_INCREF(base);
         new = sw_lattice_build(st, base, edges, 0, 1, NULL, func);
         if (new == NULL || new == base) {
             Py_XDECREF(new);
             Py_DECREF(base);
             return new == NULL ? -1 : 0;
         }
-        new->previous = base;       /* our reference, kept by the new one */
         if (sw_promotion_swap(st, base, new)) {
-            /* The state's reference to base; new->previous holds ours. */
+            /* Our reference to new is now the state's; the state's to base
+             * waits on the retired stack until no read is in progress. */
+            sw_promotion_retire(st, base, base);
             Py_DECREF(base);
+            sw_promotion_release_retired(st);
             return 0;
         }
         /* Another declaration came first: build on it instead. */
         Py_DECREF(new);
+        Py_DECREF(base);
     }
 }
 
@@ -417,9 +551,7 @@ sw_promotion_declare_promotions(PyObject *module, PyObject *arg)
 static PyObject *
 sw_promotion_default_lattice(PyObject *module, PyObject *Py_UNUSED(ignored))
 {
-    sw_lattice *lat = sw_promotion_default(sw_state_of_module(module));
-
-    return lat ? Py_NewRef((PyObject *)lat) : NULL;
+    return (PyObject *)sw_promotion_default(sw_state_of_module(module));
 }
 
 static PyObject *
@@ -428,6 +560,7 @@ sw_promotion_promote_types(PyObject *module, PyObject *const *args,
 {
     sw_state *st = sw_state_of_module(module);
     sw_lattice *lat;
+    PyObject *result;
 
     /* The usual call: two registered descriptors that have a join, in two
      * type checks and a few array reads. */
@@ -435,11 +568,15 @@ sw_promotion_promote_types(PyObject *module, PyObject *const *args,
         sw_descriptor *a = sw_relations_registered(st, args[0]);
         sw_descriptor *b = sw_relations_registered(st, args[1]);
 
-        lat = (sw_lattice *)SW_LOAD_PTR(st->default_lattice);
-        if (lat != NULL && a != NULL && b != NULL) {
-            PyObject *join = sw_lattice_join(lat, a, b);
-            if (join != NULL) {
-                return Py_NewRef(join);
+        if (a != NULL && b != NULL) {
+            uint32_t *slot = sw_promotion_read_begin(st);
+
+            lat = (sw_lattice *)SW_LOAD_PTR(st->default_lattice);
+            result = lat != NULL ? sw_lattice_join(lat, a, b) : NULL;
+            Py_XINCREF(result);     /* lat holds it until the read ends */
+            sw_promotion_read_end(st, slot);
+            if (result != NULL) {
+                return result;
             }
         }
     }
@@ -450,8 +587,12 @@ sw_promotion_promote_types(PyObject *module, PyObject *const *args,
         return NULL;
     }
     lat = sw_promotion_default(st);
-    return lat ? sw_promotion_promote(st, lat, args[0], args[1], "promote_types")
-               : NULL;
+    if (lat == NULL) {
+        return NULL;
+    }
+    result = sw_promotion_promote(st, lat, args[0], args[1], "promote_types");
+    Py_DECREF(lat);
+    return result;
 }
 
 static PyObject *
@@ -459,26 +600,36 @@ sw_promotion_result_type_fn(PyObject *module, PyObject *const *args,
                             Py_ssize_t nargs)
 {
     sw_state *st = sw_state_of_module(module);
-    sw_lattice *lat = (sw_lattice *)SW_LOAD_PTR(st->default_lattice);
+    sw_lattice *lat;
     sw_descriptor *acc;
+    PyObject *result;
     Py_ssize_t i;
 
     /* The usual call: registered dtypes that have a join, folded without
      * a function call per operand.  Anything else (scalars, errors) takes
      * the full path. */
-    if (lat != NULL && nargs > 0) {
-        acc = sw_relations_registered(st, args[0]);
+    if (nargs > 0) {
+        uint32_t *slot = sw_promotion_read_begin(st);
+
+        lat = (sw_lattice *)SW_LOAD_PTR(st->default_lattice);
+        acc = lat != NULL ? sw_relations_registered(st, args[0]) : NULL;
         for (i = 1; acc != NULL && i < nargs; i++) {
             sw_descriptor *d = sw_relations_registered(st, args[i]);
             acc = d != NULL ? (sw_descriptor *)sw_lattice_join(lat, acc, d) : NULL;
         }
+        Py_XINCREF(acc);        /* an operand, or lat holds it */
+        sw_promotion_read_end(st, slot);
         if (acc != NULL) {
-            return Py_NewRef((PyObject *)acc);
+            return (PyObject *)acc;
         }
     }
     lat = sw_promotion_default(st);
-    return lat ? sw_promotion_result_type(st, lat, args, nargs, "result_type")
-               : NULL;
+    if (lat == NULL) {
+        return NULL;
+    }
+    result = sw_promotion_result_type(st, lat, args, nargs, "result_type");
+    Py_DECREF(lat);
+    return result;
 }
 
 static PyObject *

@@ -208,8 +208,9 @@ typedef struct sw_lattice {
                                    upper) index pairs, in dtype order */
     PyObject *scalar_defaults[SW_SCALAR_COUNT];     /* strong, or NULL */
     int is_default;             /* a snapshot of the default lattice */
-    struct sw_lattice *previous;    /* a default snapshot: the one it
-                                       replaced, kept alive (promotion.c) */
+    struct sw_lattice *retired_next;    /* not a reference: the next one on
+                                           the state's stack of retired
+                                           default lattices (promotion.c) */
 } sw_lattice;
 
 int sw_lattice_create_type(PyObject *module, sw_state *st);
@@ -252,6 +253,7 @@ PyObject *sw_lattice_edges_arg(PyObject *edges, const char *func);
 /* ---- promotion (promotion.c) ----------------------------------------------- */
 
 int sw_promotion_init(PyObject *module, sw_state *st);
+void sw_promotion_fini(sw_state *st);
 sw_lattice *sw_promotion_default(sw_state *st);
 extern PyMethodDef sw_promotion_methods[];
 const char *sw_promotion_exclusion(sw_state *st, sw_descriptor *d);

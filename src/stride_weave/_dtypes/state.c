@@ -9,6 +9,7 @@
 #include "capi.h"
 #include "meta.h"
 #include "privtable.h"
+#include "relations.h"
 
 #include <stddef.h>       /* offsetof */
 
@@ -194,6 +195,7 @@ sw_state_clear(PyObject *module)
         return 0;
     }
     sw_registry_fini(&st->registry);
+    sw_promotion_fini(st);
     for (n = 0; n < Py_ARRAY_LENGTH(sw_state_fields); n++) {
         const sw_state_field *f = &sw_state_fields[n];
         for (i = 0; i < f->count; i++) {

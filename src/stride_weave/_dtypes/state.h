@@ -46,6 +46,20 @@ typedef enum {
 /* Entries of the cache of safe casts (casting.c), a power of two. */
 #define SW_CAST_CACHE_SIZE 1024
 
+/* Readers of the default lattice count themselves in one of these slots
+ * (promotion.c): on a free-threaded build a few, so that threads reading
+ * at once seldom share a counter's cache line; with the GIL, one. */
+#ifdef Py_GIL_DISABLED
+#  define SW_LATTICE_READER_SLOTS 32
+#else
+#  define SW_LATTICE_READER_SLOTS 1
+#endif
+
+typedef struct {
+    uint32_t count;         /* readers inside a read now */
+    char pad[64 - sizeof(uint32_t)];    /* a cache line each */
+} sw_lattice_reader_slot;
+
 typedef struct sw_state {
     PyTypeObject *meta_type;        /* DTypeMeta */
     PyTypeObject *base_type;        /* _DescriptorBase: the C instance layout */
@@ -99,8 +113,13 @@ typedef struct sw_state {
     PyTypeObject *lattice_type;     /* PromotionLattice */
     PyObject *promotion_error;      /* PromotionError, a TypeError */
     PyObject *default_lattice;      /* the current default lattice, swapped
-                                       atomically; each one keeps the one it
-                                       replaced alive (promotion.c) */
+                                       atomically (promotion.c) */
+    struct sw_lattice *retired_lattices;    /* default lattices replaced while
+                                               a reader may still have been
+                                               using them, each with the
+                                               reference the state held: a
+                                               stack through retired_next */
+    sw_lattice_reader_slot lattice_readers[SW_LATTICE_READER_SLOTS];
     PyObject *kind_categories[2];   /* DType.Integer and DType.Floating */
     PyObject *relation_names[SW_RELATION_NAMES];    /* interned (sw_relname) */
     PyObject *relation_aliases[SW_RELATION_NAMES];  /* for each, the first
