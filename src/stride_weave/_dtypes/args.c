@@ -91,6 +91,7 @@ sw_args_reference(sw_state *st, PyObject *ref, const char *argname,
 {
     sw_descriptor *r = (sw_descriptor *)ref;
     const char *problem;
+    PyObject *name;
     int canonical;
 
     if (SW_LOAD_FLAG(r->build_state) == SW_FINISHED) {
@@ -103,17 +104,18 @@ sw_args_reference(sw_state *st, PyObject *ref, const char *argname,
         }
         problem = "not the identity registered under its name";
     }
-    else if (r->build_state == SW_REJECTED) {
+    else if (SW_LOAD_FLAG(r->build_state) == SW_REJECTED) {
         problem = "was rejected during construction";
     }
     else {
         problem = "is unfinished (still under construction)";
     }
+    name = sw_descriptor_name_ref(r);   /* another thread may be building it */
     PyErr_Format(PyExc_ValueError,
                  "%s: %s must be a finished, registered descriptor; "
                  "%s %R %s", funcname, argname,
-                 sw_type_name(Py_TYPE(ref)), r->name ? r->name : Py_None,
-                 problem);
+                 sw_type_name(Py_TYPE(ref)), name, problem);
+    Py_DECREF(name);
     return -1;
 }
 

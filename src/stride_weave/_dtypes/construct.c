@@ -24,13 +24,15 @@
 static int
 sw_construct_check_claim(sw_descriptor *d, sw_kind kind, const char *funcname)
 {
-    if (d->build_state == SW_FINISHED) {
+    int state = SW_LOAD_FLAG(d->build_state);
+
+    if (state == SW_FINISHED) {
         PyErr_Format(PyExc_AttributeError,
                      "%s: descriptor %R is immutable and cannot be "
                      "initialized again", funcname, d->name);
         return -1;
     }
-    if (d->build_state != SW_BUILDING) {
+    if (state != SW_BUILDING) {
         PyErr_Format(PyExc_TypeError,
                      "%s: %s object is not under construction", funcname,
                      sw_type_name(Py_TYPE((PyObject *)d)));
@@ -177,7 +179,7 @@ int
 sw_construct_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
                          PyObject *supertype)
 {
-    PyObject *chain;
+    PyObject *chain, *old_name;
     int taken;
 
     taken = sw_registry_contains(&st->registry, name);
@@ -200,7 +202,14 @@ sw_construct_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
     if (chain == NULL) {
         return -1;
     }
-    Py_XSETREF(d->name, Py_NewRef(name));
+    /* Under the object's critical section: a thread that holds a leaked
+     * reference reads the name of the unfinished object there
+     * (sw_descriptor_name_ref). */
+    Py_BEGIN_CRITICAL_SECTION(d);
+    old_name = (PyObject *)SW_LOAD_PTR(d->name);
+    SW_STORE_PTR(d->name, Py_NewRef(name));
+    Py_END_CRITICAL_SECTION();
+    Py_XDECREF(old_name);
     Py_XSETREF(d->supertypes, chain);
     return 0;
 }

@@ -40,15 +40,37 @@ const char *const sw_descriptor_owned_names[] = {
 
 /* ---- lifecycle checks ------------------------------------------------------ */
 
+/* The name of `d` (new reference; None before its kind's __init__ set
+ * it), for messages and reprs about a descriptor that may still be under
+ * construction in another thread: a finished descriptor's name never
+ * changes (build_state is published after it), and an unfinished one's is
+ * read under the critical section its constructor sets it in. */
+PyObject *
+sw_descriptor_name_ref(sw_descriptor *d)
+{
+    PyObject *name;
+
+    if (SW_LOAD_FLAG(d->build_state) == SW_FINISHED) {
+        return Py_NewRef(d->name);
+    }
+    Py_BEGIN_CRITICAL_SECTION(d);
+    name = Py_XNewRef((PyObject *)SW_LOAD_PTR(d->name));
+    Py_END_CRITICAL_SECTION();
+    return name != NULL ? name : Py_NewRef(Py_None);
+}
+
 /* -1 with the ValueError saying why `d` is not usable; 0 if it is after
  * all (sw_descriptor_check_usable, descriptor.h, answers the usual case). */
 int
 sw_descriptor_unusable(sw_descriptor *d)
 {
     if (SW_LOAD_FLAG(d->build_state) == SW_REJECTED) {
+        PyObject *name = sw_descriptor_name_ref(d);
+
         PyErr_Format(PyExc_ValueError,
                      "descriptor %R was rejected during construction and is "
-                     "not usable", d->name ? d->name : Py_None);
+                     "not usable", name);
+        Py_DECREF(name);
         return -1;
     }
     if (SW_LOAD_FLAG(d->initialized) != 1) {
@@ -262,18 +284,25 @@ sw_descriptor_repr(PyObject *self)
 {
     sw_descriptor *d = (sw_descriptor *)self;
     const char *cls = sw_descriptor_type_name(self);
+    int state = SW_LOAD_FLAG(d->build_state);
+    PyObject *name, *result;
 
-    if (d->name == NULL) {
-        return PyUnicode_FromFormat("<uninitialized %s>", cls);
-    }
-    switch (SW_LOAD_FLAG(d->build_state)) {
-    case SW_FINISHED:
+    if (state == SW_FINISHED) {
         return sw_descriptor_finished_repr(self, cls);
-    case SW_REJECTED:
-        return PyUnicode_FromFormat("<rejected %s(%R)>", cls, d->name);
-    default:
-        return PyUnicode_FromFormat("<unfinished %s(%R)>", cls, d->name);
     }
+    /* Possibly under construction in another thread. */
+    name = sw_descriptor_name_ref(d);
+    if (name == Py_None) {
+        result = PyUnicode_FromFormat("<uninitialized %s>", cls);
+    }
+    else if (state == SW_REJECTED) {
+        result = PyUnicode_FromFormat("<rejected %s(%R)>", cls, name);
+    }
+    else {
+        result = PyUnicode_FromFormat("<unfinished %s(%R)>", cls, name);
+    }
+    Py_DECREF(name);
+    return result;
 }
 
 /* str(): the registered name of a finished descriptor; an uninitialized,
@@ -283,8 +312,8 @@ sw_descriptor_str(PyObject *self)
 {
     sw_descriptor *d = (sw_descriptor *)self;
 
-    if (d->name != NULL && SW_LOAD_FLAG(d->build_state) == SW_FINISHED) {
-        return Py_NewRef(d->name);
+    if (SW_LOAD_FLAG(d->build_state) == SW_FINISHED) {
+        return Py_NewRef(d->name);    /* set before build_state was published */
     }
     return sw_descriptor_repr(self);
 }

@@ -96,6 +96,7 @@ extern const char *const sw_descriptor_owned_names[];
 int sw_descriptor_fill_namespace(sw_state *st, PyObject *ns);
 PyObject *sw_descriptor_create_type(PyObject *module);
 int sw_descriptor_unusable(sw_descriptor *d);
+PyObject *sw_descriptor_name_ref(sw_descriptor *d);
 sw_descriptor *sw_descriptor_of_kind_checked(PyObject *self, sw_kind kind,
                                              const char *accessor);
 PyObject *sw_descriptor_repr(PyObject *self);
