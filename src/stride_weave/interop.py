@@ -227,7 +227,7 @@ def _exact_tuple(value: object) -> tuple[Any, ...] | None:
 def _type_name(value: object) -> str:
     """The qualified name of ``value``'s class, read from the type slot (no
     metaclass code runs)."""
-    return str(type.__dict__["__qualname__"].__get__(type(value)))
+    return str(vars(type)["__qualname__"].__get__(type(value)))
 
 
 def _shown(value: object) -> object:
@@ -530,7 +530,7 @@ def _own_arrow_type(pyarrow: Any, value: object) -> bool:
     could be anything). The class's name is read from the type slot, so
     no metaclass code runs."""
     cls = type(value)
-    name = type.__dict__["__name__"].__get__(cls)
+    name = vars(type)["__name__"].__get__(cls)
     return getattr(pyarrow.lib, name, None) is cls and _is(value, pyarrow.DataType)
 
 
