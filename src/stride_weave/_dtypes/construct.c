@@ -45,7 +45,7 @@ sw_construct_check_claim(sw_descriptor *d, sw_kind kind, const char *funcname)
                      sw_type_name(Py_TYPE((PyObject *)d)));
         return -1;
     }
-    if (d->initialized) {
+    if (SW_LOAD_FLAG(d->initialized)) {
         PyErr_Format(PyExc_TypeError,
                      "%s: the model's __init__ was already called on this %s; "
                      "call it once", funcname, sw_type_name(Py_TYPE((PyObject *)d)));
@@ -305,7 +305,7 @@ sw_construct_finalize(sw_state *st, sw_descriptor *d, PyObject **existing_out)
     Py_ssize_t i, n;
     int status;
 
-    if (d->initialized != 1) {
+    if (SW_LOAD_FLAG(d->initialized) != 1) {
         PyErr_Format(PyExc_TypeError,
                      "%s.__init__ did not initialize the descriptor: it must "
                      "call super().__init__(...) with the model's arguments; "
