@@ -94,22 +94,24 @@ def _operations():
 
 def _throughput(fn, divisor, threads, loops):
     """Calls per second of `fn` run by `threads` threads at once."""
-    barrier = threading.Barrier(threads + 1)
-    done = []
+    barrier = threading.Barrier(threads)
+    spans = []
 
     def worker():
         barrier.wait()
+        start = time.perf_counter()
         fn(loops)
-        done.append(time.perf_counter())
+        spans.append((start, time.perf_counter()))
 
+    # Each worker times itself: the main thread's own clock read could come
+    # after a short run ended (a negative interval on a loaded machine).
     pool = [threading.Thread(target=worker) for _ in range(threads)]
     for t in pool:
         t.start()
-    barrier.wait()
-    start = time.perf_counter()
     for t in pool:
         t.join()
-    return threads * (loops // divisor) / (max(done) - start)
+    elapsed = max(end for _, end in spans) - min(start for start, _ in spans)
+    return threads * (loops // divisor) / max(elapsed, 1e-9)
 
 
 def measure(thread_counts, repeat, loops):
