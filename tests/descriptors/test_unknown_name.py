@@ -268,3 +268,42 @@ def test_no_miss_advises_a_pack_import_that_cannot_succeed():
         "no descriptor is registered under the name 'Flaot16'; did you mean "
         "'Float64'?",
     ]
+
+
+def test_after_a_pack_import_stopped_half_way_a_miss_still_advises_the_import():
+    """The pack adopts the names its own stopped import registered, so a
+    miss on a pack name still advises importing it, and importing it again
+    succeeds."""
+    report = child_report("""
+        import json, sys
+        from stride_weave.dtypes import DType
+
+        def hook(frame, event, arg):
+            # Stop the pack's import at its first format's mapping: its
+            # category and that format are registered, the rest are not.
+            if (event == "call" and frame.f_code.co_name == "_publish"
+                    and frame.f_back.f_code.co_name == "_register"):
+                raise RuntimeError("interrupted")
+
+        sys.setprofile(hook)
+        try:
+            import stride_weave.formats
+        except RuntimeError:
+            pass
+        finally:
+            sys.setprofile(None)
+        registered = [d.name for d in DType.registered() if d.name in ("Complex", "Float16")]
+        try:
+            DType.from_name("Int64")
+        except LookupError as exc:
+            message = str(exc)
+        sys.modules.pop("stride_weave.formats", None)
+        import stride_weave.formats as formats
+        print(json.dumps({"message": message, "registered": registered,
+                          "reimported": formats.Int64 is DType.from_name("Int64")}))
+    """)
+    assert report["registered"], "the import was not stopped half-way"
+    assert report["message"] == (
+        "no descriptor is registered under the name 'Int64'; "
+        "import stride_weave.formats registers it")
+    assert report["reimported"]

@@ -32,6 +32,7 @@
  * dropped, args that Python code stored meanwhile are kept, and every
  * reference is released once, after the exception is consistent again.
  */
+#include "descriptor.h"
 #include "registry.h"
 #include "state.h"
 
@@ -71,11 +72,25 @@ sw_miss_in_pack(sw_state *st, PyObject *name)
     return 0;
 }
 
-/* The first of the pack's names that is registered (borrowed: the pack's
- * tuple holds it), NULL when none is; -1 in *error with an exception.
- * The pack registers all of its names or none, so when one is registered
- * and the pack's own import has not registered the rest, another module
- * holds it and importing the pack can only fail. */
+/* 1 when `found` (a registered descriptor) is the pack's own: an instance
+ * of the exact model class, defined in the pack's module.  The pack adopts
+ * those on a later import (its own earlier attempt, stopped half-way), so
+ * they block nothing.  Reads fields set before registration: no code runs. */
+static int
+sw_miss_is_packs_own(sw_state *st, PyObject *found)
+{
+    PyObject *module = ((sw_descriptor *)found)->module;
+
+    return (Py_IS_TYPE(found, st->kind_types[SW_KIND_CATEGORY])
+            || Py_IS_TYPE(found, st->kind_types[SW_KIND_SIMPLE]))
+           && module != NULL
+           && PyUnicode_CompareWithASCIIString(module, SW_MISS_PACK_MODULE) == 0;
+}
+
+/* The first of the pack's names that another module registered (borrowed:
+ * the pack's tuple holds it), NULL when none is; -1 in *error with an
+ * exception.  The pack registers its names or adopts its own earlier ones,
+ * so a name another module holds makes importing it fail. */
 static PyObject *
 sw_miss_pack_blocker(sw_state *st, int *error)
 {
@@ -84,11 +99,20 @@ sw_miss_pack_blocker(sw_state *st, int *error)
     *error = 0;
     for (i = 0; st->pack_names != NULL && i < PyTuple_GET_SIZE(st->pack_names); i++) {
         PyObject *pack_name = PyTuple_GET_ITEM(st->pack_names, i);
-        int registered = sw_registry_contains(&st->registry, pack_name);
+        PyObject *found = sw_registry_lookup(&st->registry, pack_name);
+        int ours;
 
-        if (registered != 0) {
-            *error = registered < 0 ? -1 : 0;
-            return registered < 0 ? NULL : pack_name;
+        if (found == NULL) {
+            if (PyErr_Occurred()) {
+                *error = -1;
+                return NULL;
+            }
+            continue;
+        }
+        ours = sw_miss_is_packs_own(st, found);
+        Py_DECREF(found);       /* the registry holds it: no code runs */
+        if (!ours) {
+            return pack_name;
         }
     }
     return NULL;
