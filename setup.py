@@ -28,10 +28,14 @@ if os.environ.get("STRIDE_WEAVE_RELEASE") == "1":
 
 dtypes_ext = Extension(
     "stride_weave._dtypes",
-    sources=sorted(glob(f"{EXT_DIR}/*.c")),
+    # the descriptor core, and the codec engine in codec/
+    sources=sorted(glob(f"{EXT_DIR}/*.c") + glob(f"{EXT_DIR}/codec/*.c")),
     include_dirs=[EXT_DIR, "include"],
-    depends=sorted(glob(f"{EXT_DIR}/*.h") + glob("include/**/*.h", recursive=True)),
-    extra_compile_args=extra_compile_args,
+    depends=sorted(glob(f"{EXT_DIR}/*.h") + glob(f"{EXT_DIR}/codec/*.h")
+                   + glob("include/**/*.h", recursive=True)),
+    extra_compile_args=extra_compile_args + ["-pthread"],
+    # the codecs start threads for large arrays
+    extra_link_args=["-pthread"],
 )
 
 

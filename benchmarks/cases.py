@@ -137,6 +137,8 @@ FLOORS = {
     "floor.deepcopy": "copy.deepcopy(int) (atomic fast path)",
     "floor.dictkey": "d[o], o = object()",
     "floor.isinstance": "isinstance(1, int)",
+    "floor.slot": "a plain __slots__ attribute read: y.name",
+    "floor.miss": "hasattr(y, 'nope'), y a plain __slots__ object: a miss",
 }
 
 
@@ -188,6 +190,15 @@ def build_benches():
     class MetaHeld(metaclass=CheckMeta):
         m = len
 
+    # What the interpreter charges any class with __getattr__ (the model
+    # has one where name and bits are member slots): an int subclass keeps
+    # int's C getset `real`, and its misses call __getattr__.
+    class WithGetattr(int):
+        __slots__ = ()
+
+        def __getattr__(self, attr):
+            raise AttributeError(attr)
+
     class Abstract(abc.ABC):
         pass
 
@@ -212,7 +223,8 @@ def build_benches():
         k="Float32", m="NoSuchDType", mc="float32", mr="Flaot32",
         get={n: d for n, d in zip(names, builtins_)}.get,
         d={n: d for n, d in zip(names, builtins_)},
-        x=1, C=Plain, o=object(), K=Checked, ks=CheckedSub(),
+        x=1, C=Plain, o=object(), K=Checked, ks=CheckedSub(), an="nope",
+        xg=WithGetattr(1),
         sl=Slotted("Float32"), TH=TypeHeld, MH=MetaHeld, e=(),
         A=Abstract, abs_=AbstractSub(), us=us, up=up, t=True, ps=PlainSub(),
         U=UserSlots, R=RepresentationRule, rule=_BenchRule(),
@@ -240,6 +252,9 @@ def build_benches():
     assert loads(ns["pf"]) is f and loads(ns["pnv"]) is nvfp4
     assert loads(ns["pef"]) is ef and deepcopy(f) is f and deepcopy(ef) is ef
     assert f.is_subtype_of(any_) and not i8.is_subtype_of(fl)
+    assert f.supertype is fl and nvfp4.element is D.E2M1
+    assert not hasattr(f, ns["an"]) and not hasattr(ns["sl"], ns["an"])
+    assert ns["xg"].real == 1 and not hasattr(ns["xg"], ns["an"])
     assert ef.is_subtype_of(eany) and not ei8.is_subtype_of(efl)
     assert E.from_name("Float32") is ef and len(E.registered()) == 14
     for fun in (ns["fn"], E.from_name):
@@ -271,6 +286,8 @@ def build_benches():
     add("floor.dictkey", FLOORS["floor.dictkey"], "do[o]", group="floor")
     add("floor.isinstance", FLOORS["floor.isinstance"], "isinstance(x, int)",
         group="floor")
+    add("floor.slot", FLOORS["floor.slot"], "sl.name", group="floor")
+    add("floor.miss", FLOORS["floor.miss"], "hasattr(sl, an)", group="floor")
     # interpreter references (context, not floors)
     add("ref.get_miss", "dict.get miss (no exception): get(m)", "get(m)",
         group="reference")
@@ -294,8 +311,11 @@ def build_benches():
         "of a subclass", "isinstance(abs_, A)", group="reference")
     add("ref.getset", "a C getset attribute: x.real, x = 1", "x.real",
         group="reference")
-    add("ref.slot", "a plain __slots__ attribute read: y.name", "sl.name",
-        group="reference")
+    add("ref.getset_hook", "the same C getset on a class with __getattr__: "
+        "y.real, y an int subclass", "xg.real", group="reference")
+    add("ref.getattr_miss", "hasattr(y, 'nope'), y of a class whose "
+        "__getattr__ (a Python function) raises AttributeError",
+        "hasattr(xg, an)", group="reference")
     add("ref.cached_str", "repr(True): a repr that returns a cached string",
         "repr(t)", group="reference")
     add("ref.payload", "pickle.loads of the payload alone: the record",
@@ -337,8 +357,12 @@ def build_benches():
          "ef.supertypes()", "floor.call"),
         ("structure", "Float32.structure()", "f.structure()",
          "ef.structure()", "floor.call"),
-        ("name", "Float32.name", "f.name", "ef.name", "floor.call"),
-        ("bits", "Float32.bits", "f.bits", "ef.bits", "floor.call"),
+        ("name", "Float32.name", "f.name", "ef.name", "floor.slot"),
+        ("bits", "Float32.bits", "f.bits", "ef.bits", "floor.slot"),
+        ("supertype", "Float32.supertype", "f.supertype", None, "floor.call"),
+        ("element", "NVFP4.element", "nv.element", None, "floor.call"),
+        ("attr.miss", "hasattr(Float32, 'nope'): a miss", "hasattr(f, an)",
+         None, "floor.miss"),
         ("registered", "DType.registered()", "D.registered()",
          "E.registered()", "floor.call"),
         ("registered.narrowed", "SimpleDType.registered()", "S.registered()",

@@ -158,7 +158,7 @@ def evaluate_targets(by, reg, scale, memory, quick):
         under_2x_at_100k(T, largest, key, what)
     for key in ("name", "bits"):
         within("%s within 1.2x of a plain __slots__ attribute read" % key,
-               key, "ref.slot", 1.2)
+               key, "floor.slot", 1.2)
     # Class calls as written against their pre-bound forms; isinstance against
     # a model class (the metaclass's __instancecheck__) against a plain
     # class's non-exact match; a caught miss against a caught KeyError.
@@ -550,19 +550,7 @@ def cost_notes(by):
              % (fmt_ns(by["floor.get"].ns),
                 ratio(by, "is_subtype_of.hit", "floor.get"),
                 ratio(by, "is_subtype_of.miss", "floor.get")))
-    L.append("- `name` and `bits` are C getset attributes: CPython 3.11 to "
-             "3.13 specialize attribute loads of slots and Python "
-             "properties, not of C getsets, so any C getset costs about "
-             "what `x.real` on an int costs (%s ns, %.2fx the C call "
-             "floor, %.2fx a `__slots__` read); `name` is %.2fx and `bits` "
-             "%.2fx of `x.real`. They are getsets because a descriptor left "
-             "over from a failed `__init__` raises `ValueError` on every "
-             "accessor, which a slot member cannot do."
-             % (fmt_ns(by["ref.getset"].ns),
-                ratio(by, "ref.getset", "floor.call"),
-                ratio(by, "ref.getset", "ref.slot"),
-                ratio(by, "name", "ref.getset"),
-                ratio(by, "bits", "ref.getset")))
+    L.extend(attribute_notes(by))
     L.append("- `DType.from_name(k)` as written costs %s ns against %s ns "
              "pre-bound: the difference is the load of a class attribute "
              "(`C.x` costs %s ns), which the pre-bound `dict.get` floor does "
@@ -615,6 +603,73 @@ def cost_notes(by):
                 ratio(by, "ref.payload", "floor.loads"),
                 fmt_ns(by["ref.reconstruct"].ns)
                 if "ref.reconstruct" in by else "—"))
+    return L
+
+
+def attribute_notes(by):
+    """What the descriptor's attributes cost, and why (Markdown lines)."""
+    import types
+    from stride_weave.dtypes import DType
+
+    getset = ("any C getset costs about what `x.real` on an int costs (%s "
+              "ns, %.2fx the C call floor)"
+              % (fmt_ns(by["ref.getset"].ns),
+                 ratio(by, "ref.getset", "floor.call")))
+    if type(DType.__dict__["name"]) is types.MemberDescriptorType:
+        L = ["- `name` (with its alias `value`) and `bits` are member slots "
+             "of the descriptor's layout, whose loads CPython 3.12 and later "
+             "turn into a read of the slot, as for any `__slots__` "
+             "attribute: `name` costs %.2fx and `bits` %.2fx a `__slots__` "
+             "read. A slot is empty until the descriptor is usable and once "
+             "it is rejected, and CPython then calls the model's "
+             "`__getattr__`, which raises the same `ValueError` as every "
+             "other accessor (see [the design notes](design.md)). That "
+             "fallback has a price, which CPython charges any class with "
+             "`__getattr__`. A lookup that misses calls it, and it answers "
+             "by raising `AttributeError`, which `hasattr` and "
+             "`getattr(..., default)` then catch: `hasattr(Float32, "
+             "'nope')` costs %s ns against %s ns on a plain `__slots__` "
+             "object, and %s ns on a class whose `__getattr__` is a Python "
+             "function. A load CPython does not specialize (a getset, "
+             "`getattr(d, name)` from C or Python) first looks "
+             "`__getattr__` and `__getattribute__` up: `x.real` costs %s ns "
+             "on an int and %s ns on an int subclass with `__getattr__`."
+             % (ratio(by, "name", "floor.slot"),
+                ratio(by, "bits", "floor.slot"),
+                fmt_ns(by["attr.miss"].ns), fmt_ns(by["floor.miss"].ns),
+                fmt_ns(by["ref.getattr_miss"].ns),
+                fmt_ns(by["ref.getset"].ns),
+                fmt_ns(by["ref.getset_hook"].ns))]
+    else:
+        L = ["- `name` (with its alias `value`) and `bits` are C getsets on "
+             "this interpreter, and %s; `name` is %.2fx and `bits` %.2fx of "
+             "`x.real`, %.2fx and %.2fx a `__slots__` read. CPython 3.12 and "
+             "later read them as member slots, at the speed of a "
+             "`__slots__` attribute; that needs the model's `__getattr__` "
+             "(an unusable descriptor's empty slot must raise its "
+             "`ValueError`), and CPython 3.11 (like free-threaded 3.13, which "
+             "specializes nothing) specializes no attribute load at all on "
+             "a class with `__getattr__`, its methods' included."
+             % (getset, ratio(by, "name", "ref.getset"),
+                ratio(by, "bits", "ref.getset"),
+                ratio(by, "name", "floor.slot"),
+                ratio(by, "bits", "floor.slot"))]
+    if type(DType.__dict__["name"]) is types.MemberDescriptorType:
+        getset += (", %s ns on a class with `__getattr__`"
+                   % fmt_ns(by["ref.getset_hook"].ns))
+    L.append("- `supertype` and the compound and block-scaled accessors "
+             "(`simple_types`, `num_carriers`, `representation_rules`, "
+             "`element`, `levels`, `num_axes`, `bits_per_element`) stay C "
+             "getsets, and %s: `supertype` costs %s ns and `element` %s ns. "
+             "None of them has a field of its own in the descriptor's "
+             "layout to make a slot of: `supertype` is the first entry of "
+             "the `supertypes()` tuple, shared by every descriptor under "
+             "the same category (a slot of its own would add 8 bytes to "
+             "every descriptor); the planes, rules, element, levels and "
+             "storage cost live in a block only compound dtypes allocate, "
+             "so categories and simple dtypes do not pay for them; and "
+             "`num_carriers` and `num_axes` are counted when read."
+             % (getset, fmt_ns(by["supertype"].ns), fmt_ns(by["element"].ns)))
     return L
 
 
@@ -678,12 +733,34 @@ def c_api_summary(by):
 
 
 
+# The codecs' section of docs/performance.md: written by
+# `benchmarks/codecs.py --write-docs` between these markers, kept as it is
+# when this report rewrites the page.
+CODEC_BEGIN = "<!-- codecs: generated by `python benchmarks/codecs.py --write-docs` -->"
+CODEC_END = "<!-- codecs: end -->"
+
+
+def keep_codec_section(text):
+    """`text` with the codec section of the current page appended."""
+    try:
+        with open(DOCS, encoding="utf-8") as fh:
+            old = fh.read()
+    except OSError:
+        return text
+    start, end = old.find(CODEC_BEGIN), old.find(CODEC_END)
+    if start < 0 or end < start:
+        return text
+    return text.rstrip("\n") + "\n\n" + old[start:end + len(CODEC_END)] + "\n"
+
+
 def write_docs(pages):
     """Write the generated pages ({path: text}, as `render_markdown` makes
     them); return the path of docs/performance.md, and say where the others
     went."""
     for path, text in pages.items():
         os.makedirs(os.path.dirname(path), exist_ok=True)
+        if path == DOCS:
+            text = keep_codec_section(text)
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
         if path != DOCS:

@@ -85,9 +85,29 @@ FORMATS_TABLE: tuple[tuple[str, int, str, _NumericParams, _Equivalents], ...] = 
      ("complex128", (_COMPLEX, 128), None, "Zd", "complex128")),
 )
 
-#: Every name the formats pack registers: its categories, then its formats.
+# A level's block: an int (a 1-D block), a tuple of ints (an N-D block) or
+# None (Whole, which this module cannot name without importing the core).
+_Block = int | tuple[int, ...] | None
+
+#: The pack's block-scaled formats, in registration order: (name, element
+#: name, levels), each level (scale name, block), innermost first. Their
+#: element and scales are built-ins.
+FORMATS_BLOCK_SCALED: tuple[tuple[str, str, tuple[tuple[str, _Block], ...]], ...] = (
+    # NVIDIA's NVFP4 recipe for weights: one E4M3 scale per 16x16 block.
+    ("NVFP4_16x16", "E2M1", (("E4M3", (16, 16)), ("Float32", None))),
+    # Transformer Engine's MXFP8 2-D weights.
+    ("MXFP8_E4M3_32x32", "E4M3", (("E8M0", (32, 32)),)),
+    # DeepSeek-V3 weights; Transformer Engine's 2-D Float8BlockScaling.
+    ("FP8_E4M3_128x128", "E4M3", (("Float32", (128, 128)),)),
+    # DeepSeek-V3 activations; Transformer Engine's 1-D Float8BlockScaling.
+    ("FP8_E4M3_1x128", "E4M3", (("Float32", 128),)),
+)
+
+#: Every name the formats pack registers: its categories, then its simple
+#: formats, then its block-scaled formats.
 FORMATS_NAMES: tuple[str, ...] = (tuple(name for name, _ in FORMATS_CATEGORIES)
-                                  + tuple(row[0] for row in FORMATS_TABLE))
+                                  + tuple(row[0] for row in FORMATS_TABLE)
+                                  + tuple(row[0] for row in FORMATS_BLOCK_SCALED))
 
 #: Every pack and the names it registers: ((module, names), ...). An
 #: unknown name that one of these lists is registered by importing that

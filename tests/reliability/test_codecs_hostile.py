@@ -16,6 +16,7 @@ from support.child import assert_clean_exit, run_child
 from stride_weave import _dtypes, codecs, formats
 from stride_weave.dtypes import DType, SimpleDType
 from support.defs import PlanePair
+from support import codec_kernels as kernels
 
 np = pytest.importorskip("numpy")
 
@@ -42,23 +43,23 @@ def test_a_simple_dtype_without_a_record_is_refused():
     with pytest.raises(TypeError, match="has no numeric record"):
         codecs.encode(X, bare)
     with pytest.raises(TypeError, match="dtype .* has no numeric record"):
-        _dtypes._codec_encode(X, np.zeros(64, np.uint8), bare, 0, 0, 0, 0, 0, 0)
+        kernels.encode(X, np.zeros(64, np.uint8), bare)
     pair = PlanePair(unique_name("CodecPair_"), planes=[bare, DType.Int8])
     with pytest.raises(TypeError, match="SimpleDType"):
         codecs.encode(X, pair)
     with pytest.raises(TypeError, match="BlockScaledDType"):
         codecs.quantize(X, pair)
     with pytest.raises(TypeError, match="registered BlockScaledDType"):
-        _dtypes._codec_quantize(X, np.zeros(32, np.uint8), (np.zeros(2, np.uint8),),
-                                pair, 1, 64, 0, 0, 0, 1)
+        kernels.quantize(X, np.zeros(32, np.uint8), (np.zeros(2, np.uint8),), pair, 1, 64, 32)
 
 
 # ---- buffers -----------------------------------------------------------------------------
 
 def test_wrongly_typed_buffers_name_the_argument():
-    with pytest.raises(TypeError, match="values must be float32, float64, float16 or "
-                                        "bfloat16, got an array of int32"):
-        codecs.encode(np.arange(4, dtype=np.int32), DType.E4M3)
+    with pytest.raises(TypeError, match=r"values must be float32, float64, float16 or "
+                                        r"bfloat16 \(or integers\), got an array of "
+                                        "complex64"):
+        codecs.encode(np.arange(4, dtype=np.complex64), DType.E4M3)
     with pytest.raises(TypeError, match="out must hold unsigned integers of 1 byte"):
         codecs.encode(X, DType.E4M3, out=np.zeros(64, np.uint16))
     with pytest.raises(TypeError, match="out must be a C-contiguous writable buffer"):
@@ -66,9 +67,9 @@ def test_wrongly_typed_buffers_name_the_argument():
     with pytest.raises(TypeError, match="values must hold float32, float64 or float16"):
         codecs.encode(memoryview(b"abcd"), DType.E4M3)
     with pytest.raises(TypeError, match="codes must hold unsigned integers of 1 byte"):
-        _dtypes._codec_decode(np.zeros(4, np.int8), np.zeros(4, np.float32), DType.E4M3, 0)
+        kernels.decode(np.zeros(4, np.int8), np.zeros(4, np.float32), DType.E4M3)
     with pytest.raises(TypeError, match="out must hold float32"):
-        _dtypes._codec_decode(np.zeros(4, np.uint8), np.zeros(4, np.float64), DType.E4M3, 0)
+        kernels.decode(np.zeros(4, np.uint8), np.zeros(4, np.float64), DType.E4M3)
 
 
 def test_non_contiguous_buffers_are_refused_by_the_kernels():
@@ -76,45 +77,45 @@ def test_non_contiguous_buffers_are_refused_by_the_kernels():
     with pytest.raises(ValueError, match="values must be C-contiguous"):
         codecs.encode(strided, DType.E4M3)
     with pytest.raises(TypeError, match="values must be a C-contiguous buffer"):
-        _dtypes._codec_encode(strided, np.zeros(64, np.uint8), DType.E4M3, 0, 0, 0, 0, 0, 0)
+        kernels.encode(strided, np.zeros(64, np.uint8), DType.E4M3)
     with pytest.raises(TypeError, match="out must be a C-contiguous writable buffer"):
-        _dtypes._codec_encode(X, np.zeros(128, np.uint8)[::2], DType.E4M3, 0, 0, 0, 0, 0, 0)
+        kernels.encode(X, np.zeros(128, np.uint8)[::2], DType.E4M3)
 
 
 def test_counts_that_overrun_are_refused():
     with pytest.raises(ValueError, match="one code per value: 64 values, room for 63"):
-        _dtypes._codec_encode(X, np.zeros(63, np.uint8), DType.E4M3, 0, 0, 0, 0, 0, 0)
+        kernels.encode(X, np.zeros(63, np.uint8), DType.E4M3)
     with pytest.raises(ValueError, match="count 9 of 4-bit codes needs 5 bytes of data"):
         codecs.unpack(bytes(4), DType.E2M1, 9)
     with pytest.raises(ValueError, match="pack into 2 bytes; out has 1"):
-        _dtypes._codec_pack(np.zeros(4, np.uint8), np.zeros(1, np.uint8), DType.E2M1)
+        kernels.pack(np.zeros(4, np.uint8), np.zeros(1, np.uint8), DType.E2M1)
     with pytest.raises(ValueError, match="room for exactly 4 codes"):
-        _dtypes._codec_unpack(bytes(4), np.zeros(3, np.uint8), DType.E2M1, 4)
+        kernels.unpack(bytes(4), np.zeros(3, np.uint8), DType.E2M1, 4)
     with pytest.raises(ValueError, match="values must hold 64 elements"):
-        _dtypes._codec_quantize(X[:32], np.zeros(32, np.uint8), (np.zeros(2, np.uint8),),
-                                DType.MXFP4, 1, 64, 0, 0, 0, 1)
-    with pytest.raises(ValueError, match=r"scales\[0\] must hold 2 codes"):
-        _dtypes._codec_quantize(X, np.zeros(32, np.uint8), (np.zeros(1, np.uint8),),
-                                DType.MXFP4, 1, 64, 0, 0, 0, 1)
+        kernels.quantize(X[:32], np.zeros(32, np.uint8), (np.zeros(2, np.uint8),),
+                         DType.MXFP4, 1, 64, 32)
+    with pytest.raises(ValueError, match=r"scales\[0\] must hold at least 2 codes"):
+        kernels.quantize(X, np.zeros(32, np.uint8), (np.zeros(1, np.uint8),),
+                         DType.MXFP4, 1, 64, 32)
     with pytest.raises(TypeError, match="scales must be a tuple of 2 buffers"):
-        _dtypes._codec_quantize(X, np.zeros(32, np.uint8), (np.zeros(4, np.uint8),),
-                                DType.NVFP4, 1, 64, 0, 0, 0, 1)
+        kernels.quantize(X, np.zeros(32, np.uint8), (np.zeros(4, np.uint8),),
+                         DType.NVFP4, 1, 64, 16)
 
 
 def test_overlapping_buffers_are_refused():
     raw = np.zeros(64, np.float32)
     with pytest.raises(ValueError, match="values and out must not overlap"):
-        _dtypes._codec_encode(raw, raw.view(np.uint8)[:64], DType.E4M3, 0, 0, 0, 0, 0, 0)
+        kernels.encode(raw, raw.view(np.uint8)[:64], DType.E4M3)
 
 
 def test_huge_sizes_do_not_overflow():
     with pytest.raises(ValueError, match="too large"):
-        _dtypes._codec_quantize(X, np.zeros(32, np.uint8), (np.zeros(2, np.uint8),),
-                                DType.MXFP4, 2**62, 2**62, 0, 0, 0, 1)
+        kernels.quantize(X, np.zeros(32, np.uint8), (np.zeros(2, np.uint8),),
+                         DType.MXFP4, 2**62, 2**62, 32)
     with pytest.raises(ValueError, match="needs .* bytes of data"):
-        _dtypes._codec_unpack(bytes(4), np.zeros(4, np.uint8), DType.E2M1, 2**62)
+        kernels.unpack(bytes(4), np.zeros(4, np.uint8), DType.E2M1, 2**62)
     with pytest.raises(ValueError, match="non-negative int below 2\\*\\*63"):
-        _dtypes._codec_unpack(bytes(4), np.zeros(4, np.uint8), DType.E2M1, 2**70)
+        kernels.unpack(bytes(4), np.zeros(4, np.uint8), DType.E2M1, 2**70)
     assert codecs.storage_nbytes(DType.MXFP4, (2**62, 2**62)) == 2**123 + 2**119
 
 
@@ -126,6 +127,7 @@ def test_quantize_an_empty_tensor_with_many_rows_returns():
             import numpy as np
             from stride_weave import _dtypes, codecs
             from stride_weave.dtypes import DType
+            from support import codec_kernels as kernels
 
             x = np.empty((2**60, 0), dtype=np.float32)
             for dtype in (DType.MXFP4, DType.NVFP4):
@@ -134,10 +136,9 @@ def test_quantize_an_empty_tensor_with_many_rows_returns():
                     assert codecs.dequantize(q).shape == x.shape
             # the kernels themselves: the most rows a count takes, of none
             rows, none = 2**63 - 1, np.empty(0, np.uint8)
-            _dtypes._codec_quantize(np.empty(0, np.float32), none, (none,), DType.MXFP4,
-                                    rows, 0, 0, 0, 0, 1)
-            _dtypes._codec_dequantize(none, (none,), np.empty(0, np.float32), DType.MXFP4,
-                                      rows, 0, 1, 1)
+            kernels.quantize(np.empty(0, np.float32), none, (none,), DType.MXFP4, rows, 0, 32)
+            kernels.dequantize(none, (none,), np.empty(0, np.float32), DType.MXFP4, rows, 0,
+                               32, nonfinite_error=1)
             print("ok")
         """, timeout=60)
     except subprocess.TimeoutExpired:
@@ -168,12 +169,20 @@ def test_the_kernels_take_exact_ints_only():
 
     out = np.zeros(64, np.uint8)
     with pytest.raises(TypeError, match="rounding must be an int, got Index"):
-        _dtypes._codec_encode(X, out, DType.E4M3, 0, Index(1), 0, 0, 0, 0)
+        kernels.encode(X, out, DType.E4M3, rounding=Index(1))
     with pytest.raises(ValueError, match="rounding must be between 0 and 6"):
-        _dtypes._codec_encode(X, out, DType.E4M3, 0, 7, 0, 0, 0, 0)
+        kernels.encode(X, out, DType.E4M3, rounding=7)
     with pytest.raises(ValueError, match="source must be between"):
-        _dtypes._codec_encode(X, out, DType.E4M3, 9, 0, 0, 0, 0, 0)
-    with pytest.raises(TypeError, match="takes 9 arguments"):
+        kernels.encode(X, out, DType.E4M3, source=9)
+    with pytest.raises(ValueError, match="threads must be between 1 and 256"):
+        kernels.encode(X, out, DType.E4M3, threads=0)
+    with pytest.raises(TypeError, match="a grid field must be an int, got Index"):
+        axes, layout = kernels.row_grid(1, 64, 32)
+        _dtypes._codec_quantize(X, np.zeros(32, np.uint8), (np.zeros(2, np.uint8),),
+                                DType.MXFP4, ((1, 1, 2, 0, 0, 0, 0),
+                                              (64, Index(32), 1, 0, 0, 0, 0)), layout,
+                                0, 0, 0, 1, 0.0, 1)
+    with pytest.raises(TypeError, match="takes 12 or 13 arguments"):
         _dtypes._codec_encode(X, out)
 
 
@@ -201,8 +210,7 @@ def test_an_exporter_that_resizes_the_other_buffer_while_exporting():
         values.extend(b"\0" * 4096)
 
     with pytest.raises(TypeError, match="out must be a C-contiguous writable buffer") as info:
-        _dtypes._codec_encode(memoryview(values).cast("f"), Exporter(out, grow_values),
-                              DType.E4M3, 0, 0, 0, 0, 0, 0)
+        kernels.encode(memoryview(values).cast("f"), Exporter(out, grow_values), DType.E4M3)
     assert isinstance(info.value.__cause__, BufferError)
     assert len(values) == 256
 
@@ -211,8 +219,7 @@ def test_an_exporter_that_resizes_the_other_buffer_while_exporting():
         del out[8:]
 
     with pytest.raises(ValueError, match="room for 8 codes"):
-        _dtypes._codec_encode(Exporter(memoryview(values).cast("f"), shrink_out), out,
-                              DType.E4M3, 0, 0, 0, 0, 0, 0)
+        kernels.encode(Exporter(memoryview(values).cast("f"), shrink_out), out, DType.E4M3)
     assert len(out) == 8
 
 
@@ -221,8 +228,8 @@ def test_buffers_cannot_be_resized_or_released_while_a_kernel_runs():
     report = child_report("""
         import json, threading, time
         import numpy as np
-        from stride_weave import _dtypes
         from stride_weave.dtypes import DType
+        from support import codec_kernels as kernels
         n = 1 << 20
         values = bytearray(np.linspace(-8, 8, n, dtype=np.float32).tobytes())
         out = bytearray(n)
@@ -254,7 +261,7 @@ def test_buffers_cannot_be_resized_or_released_while_a_kernel_runs():
         rounds = 0
         for rounds in range(1, 30):
             try:
-                _dtypes._codec_encode(view, out, DType.E4M3, 0, 0, 0, 0, 0, 0)
+                kernels.encode(view, out, DType.E4M3, threads=2)
             except (ValueError, TypeError):
                 break   # a buffer changed between calls: refused, not read
         stop = True
@@ -482,6 +489,14 @@ _OPTIONS = st.one_of(st.integers(-3, 8), st.integers(-2**70, 2**70), st.just(Tru
                      st.just(1.0))
 
 
+def _grid(options):
+    """A grid made of the drawn options themselves, unchecked: the kernels
+    must refuse what does not fit."""
+    o = options
+    return (((o[0], 1, o[1], o[2], o[3], 0, 0), (o[2], o[3], 1, 0, 0, o[4], 0)),
+            (o[4], o[5], o[0], 1, o[1]))
+
+
 @settings(max_examples=300, deadline=None)
 @given(op=st.integers(0, 5), bufs=st.lists(_buffers(), min_size=3, max_size=3),
        scales=st.lists(_buffers(), max_size=3), dtype=st.sampled_from(_DTYPES),
@@ -490,12 +505,15 @@ def test_arbitrary_kernel_calls_raise_only_type_and_value_errors(op, bufs, scale
                                                                  options):
     a, b, c = bufs
     calls = [
-        lambda: _dtypes._codec_encode(a, b, dtype, *options),
-        lambda: _dtypes._codec_decode(a, b, dtype, options[0]),
-        lambda: _dtypes._codec_pack(a, b, dtype),
-        lambda: _dtypes._codec_unpack(a, b, dtype, options[0]),
-        lambda: _dtypes._codec_quantize(a, b, tuple(scales), dtype, *options),
-        lambda: _dtypes._codec_dequantize(a, tuple(scales), c, dtype, *options[:4]),
+        lambda: _dtypes._codec_encode(a, b, dtype, *options, *options),
+        lambda: _dtypes._codec_decode(a, b, dtype, options[0], options[1]),
+        lambda: _dtypes._codec_pack(a, b, dtype, options[0]),
+        lambda: _dtypes._codec_unpack(a, b, dtype, options[0], options[1]),
+        lambda: _dtypes._codec_quantize(a, b, tuple(scales), dtype, *_grid(options),
+                                        options[1], options[2], options[3], options[4],
+                                        1.0, 1),
+        lambda: _dtypes._codec_dequantize(a, tuple(scales), c, dtype, *_grid(options),
+                                          options[1], options[2], options[3], 1),
     ]
     try:
         assert calls[op]() is None

@@ -97,7 +97,8 @@ def test_block_edges_follow_ocp():
     assert q.planes[0][1].tolist() == [0x7F] * 32            # the element's NaN
     values = codecs.dequantize(q)
     assert np.all(values[0] == 0) and np.all(np.isnan(values[1:]))
-    with pytest.raises(ValueError, match="scale 1 .*not finite"):
+    with pytest.raises(ValueError, match=r"scales\[0\] at flat index 1 is not a finite "
+                                         "positive scale"):
         codecs.dequantize(q, nonfinite_scales="error")
 
 
@@ -160,6 +161,30 @@ def test_nvfp4_all_zero_tensor_has_finite_scales():
     assert np.uint32(q.planes[2]).view(np.float32) == 1.0
     assert np.all(q.planes[1] == 0x08)      # 2**-6, the smallest normal scale
     assert np.array_equal(codecs.dequantize(q), np.zeros((2, 32), np.float32))
+
+
+@pytest.mark.parametrize("amax", [1e-33, 1e-35, 1e-37, 3e-39, 1e-41])
+def test_nvfp4_tiny_tensor_keeps_every_reciprocal_finite(amax):
+    """A tensor whose largest magnitude makes amax / (448 * 6) subnormal
+    still gets a g whose block reciprocals (1 / g) / s are float32: g is at
+    least 2**-120 (2**-126 over the smallest block scale 2**-6), no element
+    saturates for want of a finite reciprocal (nothing comes back larger
+    than the tensor's largest magnitude, up to the block scale's rounding,
+    and no value moves farther than its own magnitude: the ones NVFP4
+    cannot reach flush to zero), and the codes are the model's."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((2, 64)) * amax).astype(np.float32)
+    q = codecs.quantize(x, DType.NVFP4, packed=False)
+    g = float(np.uint32(q.planes[2]).view(np.float32))
+    assert g >= 2.0 ** -120
+    y = codecs.dequantize(q, out_dtype="float64")
+    assert np.all(np.abs(y - x) <= np.abs(x) + 1e-300), (x, y)
+    assert np.max(np.abs(y)) <= np.max(np.abs(x)) * 1.125
+    e2m1, e4m3 = FloatModel(numeric_info(DType.E2M1)), FloatModel(numeric_info(DType.E4M3))
+    mg, scales, elements = quantize_nvfp4(x.tolist(), e2m1, e4m3)
+    assert mg == g
+    assert q.planes[1].tolist() == scales
+    assert q.planes[0].tolist() == elements
 
 
 def test_scale_rule_must_fit_the_scale_format():

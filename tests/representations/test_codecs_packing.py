@@ -44,9 +44,24 @@ def test_golden_bytes():
     assert codecs.pack(np.array([1, 1], np.uint8), DType.E2M3).tolist() == [0x41, 0x00]
 
 
-def test_garbage_above_the_width_is_ignored():
-    assert codecs.pack(np.array([0xF1, 0xA2], np.uint8), DType.E2M1).tolist() == [0x21]
-    assert codecs.pack(np.array([0xFF], np.uint8), DType.E3M2).tolist() == [0x3F]
+def test_pack_refuses_a_code_wider_than_the_format():
+    # nothing is masked away: the first offending index is named
+    with pytest.raises(ValueError) as info:
+        codecs.pack(np.array([1, 0x10, 0xF1], np.uint8), DType.E2M1)
+    assert str(info.value) == ("pack: codes[1] (flat index) is 16, which does not fit "
+                               "E2M1's 4 bits (pack never masks a code)")
+    with pytest.raises(ValueError, match=r"codes\[0\] .* is 255, .* E3M2's 6 bits"):
+        codecs.pack(np.array([0xFF], np.uint8), DType.E3M2)
+    # the same on many threads, the first index whatever the split
+    many = np.zeros(1 << 20, np.uint8)
+    many[[700_001, 900_000]] = 0x20
+    for threads in (1, 2, 7):
+        with pytest.raises(ValueError, match=r"codes\[700001\]"):
+            codecs.pack(many, DType.E2M1, threads=threads)
+
+
+def test_decode_ignores_bits_above_the_width():
+    assert codecs.decode(np.array([0xF1, 0x01], np.uint8), DType.E2M1).tolist() == [0.5, 0.5]
 
 
 @pytest.mark.parametrize("dtype", [DType.E2M1, DType.E3M2, DType.E8M0, formats.Float16,

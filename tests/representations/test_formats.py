@@ -2,6 +2,7 @@
 numeric records (checked against numpy/ml_dtypes) and mappings; importing or
 reloading it is harmless; it adds no DType attributes."""
 import importlib
+import pickle
 
 import pytest
 
@@ -9,7 +10,9 @@ from support import assert_exited, child_report, run_python
 
 import stride_weave.formats as formats
 from stride_weave import interop, numerics
-from stride_weave.dtypes import DType, DTypeCategory, SimpleDType
+from stride_weave.dtypes import (
+    BlockScaledDType, DType, DTypeCategory, Level, SimpleDType, SymbolicBits, Whole,
+)
 
 np = pytest.importorskip("numpy")
 ml_dtypes = pytest.importorskip("ml_dtypes")
@@ -111,13 +114,12 @@ def test_a_conflicting_definition_of_a_pack_name_is_refused():
 
 
 def test_pack_dtypes_pickle_to_themselves():
-    import pickle
-    for d in formats.FORMATS:
+    for d in formats.FORMATS + formats.BLOCK_SCALED:
         assert pickle.loads(pickle.dumps(d)) is d
 
 
 def test_pack_dtypes_pickles_name_the_pack():
-    for d in (formats.Complex, *formats.FORMATS):
+    for d in (formats.Complex, *formats.FORMATS, *formats.BLOCK_SCALED):
         assert d.__reduce_ex__(2)[1][1] == "stride_weave.formats"
 
 
@@ -171,7 +173,8 @@ def _import_after(setup):
     return child_report(_IMPORT_CHILD.replace("SETUP", setup))
 
 
-ALL_PACK_NAMES = ["Complex"] + [d.name for d in formats.FORMATS]
+ALL_PACK_NAMES = (["Complex"] + [d.name for d in formats.FORMATS]
+                  + [d.name for d in formats.BLOCK_SCALED])
 
 
 @pytest.mark.parametrize("name, definition", [
@@ -183,11 +186,16 @@ ALL_PACK_NAMES = ["Complex"] + [d.name for d in formats.FORMATS]
     ("Complex128", "SimpleDType('Complex128', bits=128, supertype=DType.Floating)"),
     ("Complex", "DTypeCategory('Complex', supertype=DType.Any)"),
     ("UInt4", "DTypeCategory('UInt4', supertype=DType.Any)"),
+    # a block-scaled name: the pack's own definition, and another kind
+    ("NVFP4_16x16", "BlockScaledDType('NVFP4_16x16', element=DType.E2M1, "
+                    "levels=[Level(DType.E4M3, (16, 16)), Level(DType.Float32, Whole)])"),
+    ("FP8_E4M3_1x128", "SimpleDType('FP8_E4M3_1x128', bits=8, supertype=DType.Floating)"),
 ])
 def test_a_pack_name_registered_by_another_module_refuses_the_whole_import(name, definition):
     """Nothing of the pack is registered, whatever the position of the taken
     name in its table: every check runs before the first registration."""
-    report = _import_after(definition)
+    report = _import_after("from stride_weave.dtypes import BlockScaledDType, Level, Whole\n"
+                           + definition)
     kind, message = report["error"]
     assert kind == "ValueError"
     assert message.startswith(f"stride_weave.formats: the name {name!r} is already "
@@ -333,3 +341,123 @@ def test_the_pack_table_and_its_names_are_one():
                                "print(sorted(m for m in sys.modules if m.startswith('stride')))"])
     assert_exited(result)
     assert result.stdout.strip() == "['stride_weave', 'stride_weave._packs']"
+
+
+
+# ---- the block-scaled formats of the pack ----------------------------------------
+
+BLOCK_SCALED = {
+    # name: (element, ((scale, block), ...), bits_per_element, block_shape)
+    "NVFP4_16x16": ("E2M1", (("E4M3", (16, 16)), ("Float32", Whole)),
+                    SymbolicBits(4.03125, 32), (16, 16)),
+    "MXFP8_E4M3_32x32": ("E4M3", (("E8M0", (32, 32)),), 8.0078125, (32, 32)),
+    "FP8_E4M3_128x128": ("E4M3", (("Float32", (128, 128)),), 8.001953125, (128, 128)),
+    "FP8_E4M3_1x128": ("E4M3", (("Float32", 128),), 8.25, (128,)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BLOCK_SCALED))
+def test_the_pack_registers_each_documented_block_scaled_format(name):
+    element, levels, bits, shape = BLOCK_SCALED[name]
+    d = DType.from_name(name)
+    assert type(d) is BlockScaledDType and getattr(formats, name) is d
+    assert d.element is DType.from_name(element)
+    assert d.levels == tuple(Level(DType.from_name(s), b) for s, b in levels)
+    assert type(d.bits_per_element) is type(bits) and d.bits_per_element == bits
+    assert d.block_shape == shape and d.num_axes == 1
+    assert d.simple_types == (d.element,) + tuple(level.scale for level in d.levels)
+    assert not hasattr(DType, name)
+    assert d.__reduce_ex__(2)[1][1] == "stride_weave.formats"
+    assert pickle.loads(pickle.dumps(d)) is d
+
+
+def test_block_scaled_is_the_packs_block_scaled_formats_in_table_order():
+    from stride_weave import _packs
+
+    assert [d.name for d in formats.BLOCK_SCALED] == list(BLOCK_SCALED) == [
+        row[0] for row in _packs.FORMATS_BLOCK_SCALED]
+    for name, element, levels in _packs.FORMATS_BLOCK_SCALED:
+        assert (element, tuple((s, Whole if b is None else b) for s, b in levels)) == \
+            BLOCK_SCALED[name][:2]
+    assert set(formats.__all__) >= set(BLOCK_SCALED) | {"BLOCK_SCALED"}
+
+
+@pytest.mark.parametrize("definition, described, pack_name", [
+    ("BlockScaledDType('My16x16', element=DType.E2M1, "
+     "levels=[Level(DType.E4M3, (16, 16)), Level(DType.Float32, Whole)])",
+     "E2M1 with Level(E4M3, (16, 16)), Level(Float32, Whole)", "NVFP4_16x16"),
+    ("BlockScaledDType('My1x128', element=DType.E4M3, levels=[Level(DType.Float32, 128)])",
+     "E4M3 with Level(Float32, 128)", "FP8_E4M3_1x128"),
+])
+def test_a_block_scaled_structure_registered_under_another_name_refuses_the_import(
+        definition, described, pack_name):
+    """A block-scaled format is unique by structure: the pack cannot register
+    its own under its name, and registers nothing at all."""
+    report = _import_after("from stride_weave.dtypes import BlockScaledDType, Level, Whole\n"
+                           + definition)
+    kind, message = report["error"]
+    other = definition.split("'")[1]
+    assert kind == "ValueError"
+    assert message == (
+        f"stride_weave.formats: the block-scaled format ({described}) that this pack "
+        f"registers as {pack_name!r} is already registered by module '__main__' as "
+        f"BlockScaledDType({other!r}); a block-scaled format is unique by its structure, "
+        f"so nothing was registered (import stride_weave.formats first and use its "
+        f"{pack_name})")
+    assert report["registered"] == []
+    assert report["imported"] is False
+
+
+def test_a_subclass_with_its_own_extension_does_not_hold_the_packs_structure():
+    report = _import_after(
+        "from stride_weave.dtypes import BlockScaledDType, Level, Whole\n"
+        "class Tagged(BlockScaledDType, abstract=False):\n"
+        "    def structure_extension(self):\n"
+        "        return ('tagged',)\n"
+        "Tagged('Tagged16x16', element=DType.E2M1,\n"
+        "       levels=[Level(DType.E4M3, (16, 16)), Level(DType.Float32, Whole)])")
+    assert report["error"] is None
+    assert report["registered"] == ALL_PACK_NAMES
+
+
+# A child whose registration of the block-scaled formats fails with
+# MemoryError on the Nth one, as an allocation can; then a retry.  The
+# stand-in runs as code of the pack's module (a descriptor records the
+# module of the code that registers it), as the pack's own call does.
+_BLOCK_SCALED_HALF_WAY_CHILD = _CHILD_PRELUDE + r"""
+from stride_weave import _dtypes
+real = _dtypes.BlockScaledDType
+calls = []
+pack = {"__name__": "stride_weave.formats", "real": real, "calls": calls}
+exec("def failing(*args, **kwargs):\n"
+     "    calls.append(args[0])\n"
+     "    if len(calls) == FAIL_AT:\n"
+     "        raise MemoryError\n"
+     "    return real(*args, **kwargs)\n", pack)
+failing = pack["failing"]
+failing.registered = real.registered
+_dtypes.BlockScaledDType = failing
+try:
+    import stride_weave.formats
+except MemoryError:
+    pass
+_dtypes.BlockScaledDType = real
+first = {"registered": registered(), "imported": "stride_weave.formats" in sys.modules}
+import stride_weave.formats as formats
+print(json.dumps({"first": first,
+                  "second": [d.name for d in formats.BLOCK_SCALED],
+                  "types": sorted({type(d).__name__ for d in formats.BLOCK_SCALED}),
+                  "module": sorted({d.__reduce_ex__(2)[1][1] for d in formats.BLOCK_SCALED})}))
+"""
+
+
+@pytest.mark.parametrize("fail_at", [1, 2, 4])
+def test_an_import_that_failed_among_the_block_scaled_formats_completes_when_tried_again(
+        fail_at):
+    report = child_report(_BLOCK_SCALED_HALF_WAY_CHILD.replace("FAIL_AT", str(fail_at)))
+    simple = 1 + len(formats.FORMATS)
+    assert report["first"] == {"registered": ALL_PACK_NAMES[:simple + fail_at - 1],
+                               "imported": False}
+    assert report["second"] == list(BLOCK_SCALED)
+    assert report["types"] == ["BlockScaledDType"]
+    assert report["module"] == ["stride_weave.formats"]

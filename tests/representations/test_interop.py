@@ -299,6 +299,24 @@ def test_planes_of_every_builtin_block_scaled_format(d, target):
     assert [p.foreign for p in result] == [convert(s) for s in d.simple_types]
 
 
+def test_planes_of_the_packs_nd_formats_carry_their_tuple_blocks():
+    """Plane.block is the level's block as it is: the tuple of an N-D block,
+    whose scale plane holds one code per block of that shape."""
+    import stride_weave.formats as formats
+
+    element, scale, whole = interop.planes(formats.NVFP4_16x16, "dlpack")
+    assert (element.role, element.block) == ("element", None)
+    assert (scale.level, scale.dtype, scale.block) == (0, DType.E4M3, (16, 16))
+    assert type(scale.block) is tuple
+    assert (whole.level, whole.dtype, whole.block) == (1, DType.Float32, Whole)
+    assert [p.foreign for p in (element, scale, whole)] == [
+        interop.to_dlpack(DType.E2M1), interop.to_dlpack(DType.E4M3),
+        interop.to_dlpack(DType.Float32)]
+    for d, block in [(formats.MXFP8_E4M3_32x32, (32, 32)),
+                     (formats.FP8_E4M3_128x128, (128, 128)), (formats.FP8_E4M3_1x128, 128)]:
+        assert [p.block for p in interop.planes(d, "numpy")] == [None, block]
+
+
 def test_planes_allocate_an_mxfp4_tensor():
     """A caller allocates MXFP4's planes from the converted dtypes and the
     block size: one E8M0 scale per 32 E2M1 elements."""
@@ -765,6 +783,58 @@ def test_a_miss_the_formats_pack_would_answer_says_to_import_it():
                 "to register it"), (label, report[label])
     for label in ("numpy U3", "dlpack (2, 8)"):
         assert "formats" not in report[label], report[label]
+
+
+def test_a_format_numpy_knows_only_from_ml_dtypes_says_how_to_install_it():
+    """Without ml_dtypes (blocked in a child process), numpy has no
+    float8/6/4 dtypes: the error names the package and the command that
+    installs a version with every such format."""
+    from support import child_report
+
+    report = child_report("""
+        import json, sys
+        sys.modules["ml_dtypes"] = None     # not installed, as import sees it
+        from stride_weave import interop
+        from stride_weave.dtypes import DType
+        out = []
+        for d in (DType.E4M3, DType.E2M1):
+            try:
+                interop.to_numpy(d)
+            except interop.NoEquivalentError as exc:
+                out.append(str(exc))
+        out.append(str(interop.to_numpy(DType.Float32)))
+        print(json.dumps(out))
+    """)
+    assert report == [
+        "to_numpy: E4M3's numpy equivalent is not available with the installed libraries: "
+        "'float8_e4m3fn' is a numpy dtype only with ml_dtypes, which is not installed "
+        "(install it with: python -m pip install 'ml_dtypes>=0.5')",
+        "to_numpy: E2M1's numpy equivalent is not available with the installed libraries: "
+        "'float4_e2m1fn' is a numpy dtype only with ml_dtypes, which is not installed "
+        "(install it with: python -m pip install 'ml_dtypes>=0.5')",
+        "float32",
+    ]
+
+
+def test_an_ml_dtypes_without_the_format_says_which_version_to_install():
+    from support import child_report
+
+    report = child_report("""
+        import json, sys, types
+        old = types.ModuleType("ml_dtypes")     # an ml_dtypes of before 0.5
+        old.__version__ = "0.4.1"
+        sys.modules["ml_dtypes"] = old
+        from stride_weave import interop
+        from stride_weave.dtypes import DType
+        try:
+            interop.to_numpy(DType.E8M0)
+        except interop.NoEquivalentError as exc:
+            print(json.dumps(str(exc)))
+    """)
+    assert report == (
+        "to_numpy: E8M0's numpy equivalent is not available with the installed libraries: "
+        "'float8_e8m0fnu' is not in the installed ml_dtypes 0.4.1 (install a version that "
+        "has it with: python -m pip install 'ml_dtypes>=0.5')")
 
 
 def test_conversions_are_typed_by_their_target(tmp_path):

@@ -75,13 +75,25 @@ class FloatModel:
         return code | (self.sign_bit if negative and self.nan_encoding != "negative_zero"
                        else 0)
 
-    def overflow(self, negative: bool, overflow: str) -> int:
-        sign = self.sign_bit if negative else 0
-        if overflow == "special":
-            if self.has_inf:
-                return self.inf_code | sign
-            return self.nan(negative)
-        return self.values[self.max] | sign
+    def special(self, negative: bool) -> int:
+        """Infinity of that sign, else NaN."""
+        if self.has_inf:
+            return self.inf_code | (self.sign_bit if negative else 0)
+        return self.nan(negative)
+
+    def overflow(self, negative: bool, overflow: str, rounding: str = "nearest_even") -> int:
+        """A value beyond the largest finite: saturated, or (IEEE 754 7.4)
+        the special value in the rounding's own direction only."""
+        largest = self.values[self.max] | (self.sign_bit if negative else 0)
+        if overflow != "special":
+            return largest
+        if rounding == "toward_zero":
+            return largest
+        if rounding == "up":
+            return largest if negative else self.special(False)
+        if rounding == "down":
+            return self.special(True) if negative else largest
+        return self.special(negative)
 
     def encode(self, x: float, rounding: str = "nearest_even",
                overflow: str | None = None, nan: str | int | None = None) -> int:
@@ -100,9 +112,11 @@ class FloatModel:
         if negative and not self.signed:
             return self.nan(False) if self.has_nan else 0
         if math.isinf(x):
-            if self.has_inf:
-                return self.inf_code | sign
-            return self.overflow(negative, overflow)
+            # an infinity is exact, not an overflow: saturated, else the
+            # format's own, else NaN, whatever the rounding
+            if overflow == "saturate":
+                return self.values[self.max] | sign
+            return self.special(negative)
         a = Fraction(abs(x))
         if a == 0:
             if 0 not in self.values:
@@ -125,7 +139,8 @@ class FloatModel:
                 mid = self.max + ulp_top / 2
                 stays = a < mid or (a == mid and rounding == "nearest_even"
                                     and self.values[self.max] % 2 == 0)
-            return self.values[self.max] | sign if stays else self.overflow(negative, overflow)
+            return (self.values[self.max] | sign if stays
+                    else self.overflow(negative, overflow, rounding))
         i = bisect.bisect_left(grid, a)
         if grid[i] == a:
             return self.values[a] | sign
@@ -136,7 +151,7 @@ class FloatModel:
         if chosen is None:
             return 0                                # nowhere below: code 0
         if chosen > self.max:
-            return self.overflow(negative, overflow)
+            return self.overflow(negative, overflow, rounding)
         mag = self.values[chosen]
         if mag == 0 and self.nan_encoding == "negative_zero":
             return 0
@@ -310,7 +325,8 @@ def quantize_float_scaled(rows, elem: FloatModel, scale, block: int, whole=None)
     (`scale` a FloatModel or a Float32Model) and any block: with a Whole
     level in the format `whole` (a model as `scale`; None: no Whole level,
     g = 1), g = whole_scale(amax / (emax * smax)) (1 when that is not
-    positive), the value the level stores; per block s = scale(clamp(amax_b
+    positive), the value the level stores, no smaller than 2**-126 divided
+    by the smallest normal scale; per block s = scale(clamp(amax_b
     / emax / g, the smallest normal scale, smax)); elements
     elem(saturate(x * ((1 / g) / s))). A block holding an infinity or a NaN
     gets the NaN scale and the element's NaN (0 without one)."""
@@ -323,6 +339,14 @@ def quantize_float_scaled(rows, elem: FloatModel, scale, block: int, whole=None)
         g = 1.0
     if whole is not None:
         g = whole_scale(g, whole)[1]
+        # no smaller than 2**-126 / lo, so that (1 / g) / lo is a float32:
+        # the format's first value from there up
+        g_min = 2.0 ** -126 / lo
+        if g < g_min:
+            if isinstance(whole, Float32Model):
+                g = g_min
+            else:
+                g = float(min(v for v in whole.sorted if v >= Fraction(g_min)))
     nan_elem = elem.nan(False) if elem.has_nan else 0
     scales, elements = [], []
     for row in rows:

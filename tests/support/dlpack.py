@@ -77,3 +77,32 @@ def crafted(code, bits, lanes, *, name=DEFAULT, versioned=False, major=1):
     name_buffer = None if name is None else ctypes.create_string_buffer(name)
     _KEEP.append((managed, name_buffer))
     return _new_capsule(ctypes.addressof(managed), name_buffer, None)
+
+
+def crafted_tensor(code, bits, *, lanes=1, data=None, shape=(), strides=None,
+                   byte_offset=0, device=(1, 0), ndim=None, versioned=False,
+                   deleter=None):
+    """A "dltensor" (or versioned) capsule whose DLTensor says whatever it
+    is given, true or not: ``data`` an address (None: NULL), ``shape`` and
+    ``strides`` (in elements; None: no strides) stored as int64 arrays,
+    ``ndim`` the claimed number of dimensions (by default len(shape)),
+    ``deleter`` a ctypes function pointer (or None).  The structs live as
+    long as the process."""
+    managed = DLManagedTensorVersioned(major=1, minor=0) if versioned else DLManagedTensor()
+    t = managed.dl_tensor
+    t.data = data
+    t.device = DLDevice(*device)
+    t.ndim = len(shape) if ndim is None else ndim
+    t.dtype = DLDataType(code, bits, lanes)
+    shape_array = (ctypes.c_int64 * max(len(shape), 1))(*shape)
+    t.shape = ctypes.addressof(shape_array) if shape is not None else None
+    strides_array = None
+    if strides is not None:
+        strides_array = (ctypes.c_int64 * max(len(strides), 1))(*strides)
+        t.strides = ctypes.addressof(strides_array)
+    t.byte_offset = byte_offset
+    if deleter is not None:
+        managed.deleter = ctypes.cast(deleter, ctypes.c_void_p)
+    name = ctypes.create_string_buffer(b"dltensor_versioned" if versioned else b"dltensor")
+    _KEEP.append((managed, name, shape_array, strides_array, deleter))
+    return _new_capsule(ctypes.addressof(managed), name, None)

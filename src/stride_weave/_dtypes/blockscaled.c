@@ -2,7 +2,9 @@
  *
  * Owns the block-scaled constructor (name, *, element, levels), the planes,
  * rules, supertype and storage cost it derives, its accessors (element,
- * levels, num_axes, bits_per_element) and its contract structure.  A
+ * levels, num_axes, block_shape, bits_per_element) and its contract
+ * structure.  Level 0 alone may have an N-D block (a tuple), and then
+ * every later level is Whole.  A
  * block-scaled dtype is a concrete compound dtype; its structure is unique
  * among block-scaled dtypes, which the registry enforces when it publishes
  * (registry.c), so a name and a structure are claimed together.
@@ -12,13 +14,57 @@
 #include "level.h"
 #include "privtable.h"
 #include "rule.h"
+#include "structure.h"
 
 #define SW_BLOCKSCALED_INIT "BlockScaledDType.__init__()"
 
 /* ---- argument checks ------------------------------------------------------ */
 
+/* 0 when only level 0 has an N-D block, if any, and every later level is
+ * then Whole; -1 with ValueError otherwise. */
+static int
+sw_blockscaled_check_nd(sw_state *st, PyObject *levels)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(levels);
+    PyObject *first = ((sw_level *)PyTuple_GET_ITEM(levels, 0))->block;
+
+    for (i = 1; i < n; i++) {
+        PyObject *block = ((sw_level *)PyTuple_GET_ITEM(levels, i))->block;
+        PyObject *shown, *shown_first;
+
+        /* Blocks are shown as the structure shows them: an entry of any
+         * size, never hitting the int-to-decimal digit limit. */
+        if (PyTuple_CheckExact(block)) {
+            shown = sw_structure_block_text(block);
+            if (shown != NULL) {
+                PyErr_Format(PyExc_ValueError,
+                             "%s: only levels[0] may have an N-D (tuple) "
+                             "block, got %U at levels[%zd]",
+                             SW_BLOCKSCALED_INIT, shown, i);
+                Py_DECREF(shown);
+            }
+            return -1;
+        }
+        if (PyTuple_CheckExact(first) && block != st->whole) {
+            shown_first = sw_structure_block_text(first);
+            shown = shown_first != NULL ? sw_structure_block_text(block) : NULL;
+            if (shown != NULL) {
+                PyErr_Format(PyExc_ValueError,
+                             "%s: levels[0] has the N-D block %U, so every "
+                             "later level must be Whole, got block=%U at "
+                             "levels[%zd]", SW_BLOCKSCALED_INIT, shown_first,
+                             shown, i);
+            }
+            Py_XDECREF(shown_first);
+            Py_XDECREF(shown);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* The levels as a new tuple of Level, innermost first; only the last may
- * be Whole. */
+ * be Whole, and only the first may be N-D. */
 static PyObject *
 sw_blockscaled_check_levels(sw_state *st, PyObject *levels_arg)
 {
@@ -62,6 +108,9 @@ sw_blockscaled_check_levels(sw_state *st, PyObject *levels_arg)
                          n);
             goto error;
         }
+    }
+    if (sw_blockscaled_check_nd(st, levels) < 0) {
+        goto error;
     }
     return levels;
 
@@ -140,8 +189,9 @@ sw_blockscaled_rules(sw_state *st, PyObject *levels)
     return rules;
 }
 
-/* Bits per element: element bits plus, for each integer level, its scale
- * bits over the product of the blocks up to and including it.  Summed
+/* Bits per element: element bits plus, for each level that is not Whole,
+ * its scale bits over the product of the block sizes up to and including
+ * it (an N-D block's size is the product of its entries).  Summed
  * exactly as a fraction num / den of Python ints and rounded once, so the
  * result is the correctly rounded value of the exact sum.  With a final
  * Whole level: SymbolicBits(that sum, the whole level's scale bits). */
@@ -161,16 +211,19 @@ sw_blockscaled_bits_per_element(sw_state *st, PyObject *element, PyObject *level
     for (i = 0; i < n - whole; i++) {
         sw_level *level = (sw_level *)PyTuple_GET_ITEM(levels, i);
         PyObject *scale_bits = ((sw_descriptor *)level->scale)->bits;
+        /* b: the coordinates one block spans (an N-D block's product) */
+        PyObject *b = sw_level_block_size(level->block);
 
-        /* num/den + s/(den*b) == (num*b + s) / (den*b); exact ints only. */
-        tmp = PyNumber_Multiply(num, level->block);
-        Py_SETREF(num, tmp ? PyNumber_Add(tmp, scale_bits) : NULL);
-        Py_XDECREF(tmp);
-        if (num == NULL) {
+        if (b == NULL) {
             goto error;
         }
-        Py_SETREF(den, PyNumber_Multiply(den, level->block));
-        if (den == NULL) {
+        /* num/den + s/(den*b) == (num*b + s) / (den*b); exact ints only. */
+        tmp = PyNumber_Multiply(num, b);
+        Py_SETREF(num, tmp ? PyNumber_Add(tmp, scale_bits) : NULL);
+        Py_XDECREF(tmp);
+        Py_SETREF(den, num ? PyNumber_Multiply(den, b) : NULL);
+        Py_DECREF(b);
+        if (num == NULL || den == NULL) {
             goto error;
         }
     }
@@ -259,10 +312,10 @@ sw_blockscaled_init(PyObject *self, PyObject *args, PyObject *kwds)
     Py_XSETREF(fields->element, Py_NewRef(element));
     Py_XSETREF(fields->levels, levels);
     Py_XSETREF(fields->bits_per_element, bits);
+    sw_construct_initialized(d, exact, NULL);
     Py_DECREF(exact);
     Py_DECREF(any_name);
     Py_DECREF(any);
-    SW_STORE_FLAG(d->initialized, 1);
     return 0;
 
 error:
@@ -279,8 +332,8 @@ error:
 /* ---- structure -------------------------------------------------------------------- */
 
 /* ("BlockScaledDType", ("element", <ref>),
- *  ("levels", (("Level", ("scale", <ref>), ("block", "int:<n>" | "whole")),
- *              ...)),
+ *  ("levels", (("Level", ("scale", <ref>),
+ *               ("block", "int:<n>" | ("int:<n>", ...) | "whole")), ...)),
  *  ("representation_rules", (<rule structure>, ...)))
  * The planes and the supertype follow from element and levels, so they are
  * not recorded twice; the rules are, because a rule's structure is part of
@@ -309,9 +362,7 @@ sw_blockscaled_contract(sw_state *st, sw_descriptor *d)
         if (scale == NULL) {
             goto error;
         }
-        block = level->block == st->whole
-                    ? Py_NewRef(st->labels[SW_LABEL_WHOLE])
-                    : sw_structure_encode_int(level->block);
+        block = sw_structure_encode_block(st, level->block);
         if (block == NULL) {
             Py_DECREF(scale);
             goto error;
@@ -380,6 +431,22 @@ sw_blockscaled_get_num_axes(PyObject *self, void *Py_UNUSED(closure))
 }
 
 static PyObject *
+sw_blockscaled_get_block_shape(PyObject *self, void *Py_UNUSED(closure))
+{
+    sw_descriptor *d = sw_blockscaled_checked(self, "BlockScaledDType.block_shape");
+    PyObject *block;
+
+    if (d == NULL) {
+        return NULL;
+    }
+    block = ((sw_level *)PyTuple_GET_ITEM(d->compound->levels, 0))->block;
+    if (block == sw_state_of_type(Py_TYPE(self))->whole) {
+        Py_RETURN_NONE;
+    }
+    return PyTuple_CheckExact(block) ? Py_NewRef(block) : PyTuple_Pack(1, block);
+}
+
+static PyObject *
 sw_blockscaled_get_bits_per_element(PyObject *self, void *Py_UNUSED(closure))
 {
     sw_descriptor *d = sw_blockscaled_checked(self, "BlockScaledDType.bits_per_element");
@@ -393,12 +460,20 @@ static PyGetSetDef sw_blockscaled_getset[] = {
     {"levels", sw_blockscaled_get_levels, NULL,
      PyDoc_STR("The scale levels, innermost first: a tuple of Level."), NULL},
     {"num_axes", sw_blockscaled_get_num_axes, NULL,
-     PyDoc_STR("The number of levels with an integer block (a final Whole "
-               "level does not count)."), NULL},
+     PyDoc_STR("The number of scale levels that are not Whole: how many "
+               "nested levels of blocks the format has (MXFP4 and NVFP4: 1; "
+               "a final Whole level does not count).  It does not count "
+               "tensor axes: an N-D block such as (16, 16) is level 0's "
+               "block_shape, and a layout says which tensor axes it runs "
+               "along."), NULL},
+    {"block_shape", sw_blockscaled_get_block_shape, NULL,
+     PyDoc_STR("Level 0's block as a shape: (32,) for MXFP4, (16, 16) for "
+               "an N-D block, None when level 0 is Whole."), NULL},
     {"bits_per_element", sw_blockscaled_get_bits_per_element, NULL,
      PyDoc_STR("Storage cost per element: a float (MXFP4: 4.25), or "
                "SymbolicBits when the last level is Whole (NVFP4: "
-               "SymbolicBits(4.5, 32))."), NULL},
+               "SymbolicBits(4.5, 32)).  Each scale's bits count over the "
+               "elements its block spans (16x16: 256)."), NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -417,7 +492,8 @@ static PyType_Slot sw_blockscaled_init_slots[] = {
         "Construct and register a block-scaled dtype.\n\n"
         "element is the registered SimpleDType of the encoded elements; "
         "levels a non-empty iterable of Level, innermost first, of which "
-        "only the last may have block=Whole.")},
+        "only the last may have block=Whole, and only the first an N-D "
+        "(tuple) block, with every later level then Whole.")},
     {0, NULL},
 };
 
@@ -437,7 +513,11 @@ const sw_kind_def sw_blockscaled_kind = {
     .doc = "A concrete compound dtype whose logical value is the encoded "
            "element times one scale from each level (OCP Microscaling MX "
            "formats, NVFP4).  Its planes are (element, *scales), its rules "
-           "one LevelExtent per level, its supertype DType.Any.  Unique by "
+           "one LevelExtent per level, its supertype DType.Any.  Level 0's "
+           "block may be N-D, a tuple such as (16, 16) (block_shape); a "
+           "layout, not the format, says which tensor axes a block spans.  "
+           "num_axes counts the levels that are not Whole (nested levels of "
+           "blocks), not tensor axes.  Unique by "
            "structure: the same element and levels cannot be registered "
            "twice, under any name or implementation subclass.",
     .abstract = 0,

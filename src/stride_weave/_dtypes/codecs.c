@@ -1,10 +1,14 @@
 /* codecs.c: the codec functions stride_weave.codecs calls.
  *
- * Owns the thin layer between Python and the pure-C codec kernels
- * (codecelem.c, codecpack.c, codecblock.c): _codec_encode, _codec_decode,
- * _codec_pack, _codec_unpack, _codec_quantize and _codec_dequantize.  Each
- * takes its options as exact ints (stride_weave.codecs turns names into
- * them), and follows one order:
+ * Owns the thin layer between Python and the codec engine (codec/, whose
+ * whole interface is codec/engine.h): _codec_encode, _codec_decode,
+ * _codec_pack, _codec_unpack, _codec_quantize, _codec_dequantize,
+ * _codec_relayout and _codec_scale_offset.  It is the one place where
+ * descriptors become the engine's formats (their numeric records) and
+ * where a layout's description becomes a grid, checked so that no offset
+ * it gives can leave its plane.  Each function takes its options as exact
+ * ints (stride_weave.codecs turns names into them), and follows one
+ * order:
  *   1. parse every option and read the formats from the descriptors'
  *      numeric records into C structs (no Python code runs after this);
  *   2. acquire every buffer view (an exporter's __buffer__ may run Python
@@ -14,14 +18,19 @@
  *   4. run the kernel, with the GIL released for large inputs;
  *   5. release the views and raise what the kernel reported.
  */
-#include "codec.h"
+#include "codecs.h"
+#include "codec/engine.h"
 #include "descriptor.h"
 #include "level.h"
+#include "numinfo.h"
 
 #include <string.h>
 
 /* Above this many elements the kernels run without the GIL. */
 #define SW_CODECS_GIL_MINSIZE 4096
+
+/* The most threads one call takes. */
+#define SW_CODECS_MAX_THREADS 256
 
 /* ---- arguments ---------------------------------------------------------------- */
 
@@ -263,66 +272,92 @@ sw_codecs_release(Py_buffer *view)
     }
 }
 
+/* The float type of a values or output buffer: the view's format for
+ * float32 ('f'), float64 ('d') and float16 ('e'); bfloat16 travels as
+ * its bits ('H'), named by the caller. */
+static int
+sw_codecs_check_type(const Py_buffer *view, int type, const char *func,
+                     const char *arg)
+{
+    if (type == SW_BFLOAT16) {
+        return sw_codecs_check_codes(view, 2, func, arg);
+    }
+    return sw_codecs_check_float(view, type == SW_FLOAT32 ? 'f'
+                                       : type == SW_FLOAT64 ? 'd' : 'e',
+                                 sw_codec_float_size(type), func, arg);
+}
+
+/* Run a kernel call without the GIL when it is large. */
+#define SW_CODECS_RUN(n, call)                  \
+    do {                                        \
+        if ((n) >= SW_CODECS_GIL_MINSIZE) {     \
+            Py_BEGIN_ALLOW_THREADS              \
+            call;                               \
+            Py_END_ALLOW_THREADS                \
+        }                                       \
+        else {                                  \
+            call;                               \
+        }                                       \
+    } while (0)
+
 /* ---- elements ------------------------------------------------------------------- */
 
 /* _codec_encode(values, out, dtype, source, rounding, overflow, nan,
- *               nan_code, seed) */
+ *               nan_code, nan_code_negative, seed, sign, threads[, path]) */
 static PyObject *
 sw_codecs_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    const char *func = "encode";
+    const char *func = "encode", *why = NULL;
     sw_state *st = sw_state_of_module(module);
     Py_buffer src = {0}, dst = {0};
     sw_codec_fmt f;
     sw_codec_opts o;
-    long source, rounding, overflow, nan;
+    long source, rounding, overflow, nan, sign, threads, path = SW_PATH_AUTO;
     size_t n, bad = 0;
     int code_size, status, src_size;
-    static const char src_chars[] = {'f', 'd', 'e', 'H'};
-    static const int src_sizes[] = {4, 8, 2, 2};
 
-    if (nargs != 9) {
-        PyErr_Format(PyExc_TypeError, "_codec_encode() takes 9 arguments (%zd given)",
-                     nargs);
+    if (nargs != 12 && nargs != 13) {
+        PyErr_Format(PyExc_TypeError, "_codec_encode() takes 12 or 13 arguments (%zd "
+                     "given)", nargs);
+        return NULL;
+    }
+    if (nargs == 13 && sw_codecs_int(args[12], func, "path", 0, SW_PATH_COUNT - 1,
+                                     &path) < 0) {
         return NULL;
     }
     memset(&o, 0, sizeof(o));
     if (sw_codecs_format(st, args[2], func, "dtype", &f) < 0
-        || sw_codecs_int(args[3], func, "source", 0, SW_SRC_COUNT - 1, &source) < 0
+        || sw_codecs_int(args[3], func, "source", 0, SW_FLOAT_COUNT - 1, &source) < 0
         || sw_codecs_int(args[4], func, "rounding", 0, SW_ROUND_COUNT - 1, &rounding) < 0
         || sw_codecs_int(args[5], func, "overflow", 0, SW_OVERFLOW_COUNT - 1, &overflow) < 0
         || sw_codecs_int(args[6], func, "nan", 0, SW_NANOPT_COUNT - 1, &nan) < 0
-        || sw_codecs_u64(args[7], func, "nan_code", &o.nan_code) < 0
-        || sw_codecs_u64(args[8], func, "seed", &o.seed) < 0) {
-        return NULL;
-    }
-    if (overflow == SW_OVERFLOW_SPECIAL && !(f.kind == SW_NUM_FLOAT
-                                            && (f.has_inf || f.has_nan))) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: overflow='special' needs a format with an infinity "
-                     "or a NaN; %R has neither (use 'saturate')", func, args[2]);
-        return NULL;
-    }
-    if (nan == SW_NANOPT_CODE && (o.nan_code & ~f.mask) != 0) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: nan code %llu does not fit the format's %d bits",
-                     func, (unsigned long long)o.nan_code, f.bits);
+        || sw_codecs_u64(args[7], func, "nan_code", &o.nan_code[0]) < 0
+        || sw_codecs_u64(args[8], func, "nan_code_negative", &o.nan_code[1]) < 0
+        || sw_codecs_u64(args[9], func, "seed", &o.seed) < 0
+        || sw_codecs_int(args[10], func, "sign", 0, SW_SIGN_COUNT - 1, &sign) < 0
+        || sw_codecs_int(args[11], func, "threads", 1, SW_CODECS_MAX_THREADS, &threads) < 0) {
         return NULL;
     }
     o.rounding = (int)rounding;
     o.overflow = (int)overflow;
     o.nan = (int)nan;
+    o.sign = (int)sign;
+    o.path = (int)path;
+    if (!sw_codec_check_options(&f, &o, &why)) {
+        PyErr_Format(PyExc_ValueError, "%s: %s; %R has %s", func, why, args[2],
+                     o.nan == SW_NANOPT_CODE && overflow != SW_OVERFLOW_SPECIAL
+                     ? "fewer bits" : "neither (use 'saturate')");
+        return NULL;
+    }
     sw_codec_resolve(&f, &o);
     code_size = sw_codec_code_size(f.bits);
-    src_size = src_sizes[source];
+    src_size = sw_codec_float_size((int)source);
 
     if (sw_codecs_view(args[0], &src, 0, func, "values") < 0
         || sw_codecs_view(args[1], &dst, 1, func, "out") < 0) {
         goto error;
     }
-    if ((source == SW_SRC_BF16
-         ? sw_codecs_check_codes(&src, 2, func, "values")
-         : sw_codecs_check_float(&src, src_chars[source], src_size, func, "values")) < 0
+    if (sw_codecs_check_type(&src, (int)source, func, "values") < 0
         || sw_codecs_check_codes(&dst, code_size, func, "out") < 0
         || sw_codecs_check_disjoint(&src, &dst, func, "values", "out") < 0) {
         goto error;
@@ -334,22 +369,14 @@ sw_codecs_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                      "for %zu codes", func, n, (size_t)dst.len / (size_t)code_size);
         goto error;
     }
-    if (n >= SW_CODECS_GIL_MINSIZE) {
-        Py_BEGIN_ALLOW_THREADS
-        status = sw_codec_encode(&f, &o, (int)source, src.buf, dst.buf, code_size,
-                                 n, &bad);
-        Py_END_ALLOW_THREADS
-    }
-    else {
-        status = sw_codec_encode(&f, &o, (int)source, src.buf, dst.buf, code_size,
-                                 n, &bad);
-    }
+    SW_CODECS_RUN(n, status = sw_codec_encode(&f, &o, (int)source, src.buf, dst.buf,
+                                              code_size, n, (int)threads, &bad));
     sw_codecs_release(&src);
     sw_codecs_release(&dst);
     if (status == SW_CODEC_NAN) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: values[%zu] (flat index) is NaN, and nan='error' "
-                     "was given (%R has no NaN)", func, bad, args[2]);
+                     "%s: values[%zu] (flat index) is NaN, and nan='error' was given",
+                     func, bad);
         return NULL;
     }
     Py_RETURN_NONE;
@@ -360,7 +387,7 @@ error:
     return NULL;
 }
 
-/* _codec_decode(codes, out, dtype, to_f64) */
+/* _codec_decode(codes, out, dtype, out_type, threads) */
 static PyObject *
 sw_codecs_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -368,32 +395,30 @@ sw_codecs_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     sw_state *st = sw_state_of_module(module);
     Py_buffer src = {0}, dst = {0};
     sw_codec_fmt f;
-    long to_f64;
-    size_t n;
+    long out, threads;
+    size_t n, table_bytes;
     int code_size, out_size;
-    float small32[256];
-    double small64[256];
-    float *t32 = NULL;
-    double *t64 = NULL;
-    void *heap = NULL;
+    double small[256];
+    void *table = NULL, *heap = NULL;
 
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "_codec_decode() takes 4 arguments (%zd given)",
+    if (nargs != 5) {
+        PyErr_Format(PyExc_TypeError, "_codec_decode() takes 5 arguments (%zd given)",
                      nargs);
         return NULL;
     }
     if (sw_codecs_format(st, args[2], func, "dtype", &f) < 0
-        || sw_codecs_int(args[3], func, "to_f64", 0, 1, &to_f64) < 0) {
+        || sw_codecs_int(args[3], func, "out_type", 0, SW_FLOAT_COUNT - 1, &out) < 0
+        || sw_codecs_int(args[4], func, "threads", 1, SW_CODECS_MAX_THREADS, &threads) < 0) {
         return NULL;
     }
     code_size = sw_codec_code_size(f.bits);
-    out_size = to_f64 ? 8 : 4;
+    out_size = sw_codec_float_size((int)out);
     if (sw_codecs_view(args[0], &src, 0, func, "codes") < 0
         || sw_codecs_view(args[1], &dst, 1, func, "out") < 0) {
         goto error;
     }
     if (sw_codecs_check_codes(&src, code_size, func, "codes") < 0
-        || sw_codecs_check_float(&dst, to_f64 ? 'd' : 'f', out_size, func, "out") < 0
+        || sw_codecs_check_type(&dst, (int)out, func, "out") < 0
         || sw_codecs_check_disjoint(&src, &dst, func, "codes", "out") < 0) {
         goto error;
     }
@@ -404,29 +429,21 @@ sw_codecs_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                      "for %zu values", func, n, (size_t)dst.len / (size_t)out_size);
         goto error;
     }
-    /* A table of every code's value pays for itself once there are more
-     * codes than table entries (a small format's table is on the stack). */
-    if (f.bits <= 8) {
-        t32 = small32;
-        t64 = small64;
+    /* A table of every code's value (a small format's on the stack). */
+    table_bytes = sw_codec_decode_table_bytes(&f, (int)out, n);
+    if (table_bytes > 0 && table_bytes <= sizeof(small)) {
+        table = small;
     }
-    else if (f.bits <= 16 && n >= ((size_t)1 << f.bits)) {
-        heap = PyMem_RawMalloc(((size_t)out_size) << f.bits);
+    else if (table_bytes > 0) {
+        heap = PyMem_RawMalloc(table_bytes);
         if (heap == NULL) {
             PyErr_NoMemory();
             goto error;
         }
-        t32 = (float *)heap;
-        t64 = (double *)heap;
+        table = heap;
     }
-    if (n >= SW_CODECS_GIL_MINSIZE) {
-        Py_BEGIN_ALLOW_THREADS
-        sw_codec_decode(&f, src.buf, code_size, dst.buf, (int)to_f64, n, t32, t64);
-        Py_END_ALLOW_THREADS
-    }
-    else {
-        sw_codec_decode(&f, src.buf, code_size, dst.buf, (int)to_f64, n, t32, t64);
-    }
+    SW_CODECS_RUN(n, sw_codec_decode(&f, src.buf, code_size, dst.buf, (int)out, n, table,
+                                     (int)threads));
     PyMem_RawFree(heap);
     sw_codecs_release(&src);
     sw_codecs_release(&dst);
@@ -441,20 +458,8 @@ error:
 
 /* ---- packing ---------------------------------------------------------------------- */
 
-/* The width of a simple dtype (packing needs nothing else): 0, or -1. */
-static int
-sw_codecs_width(sw_state *st, PyObject *obj, const char *func, int *bits)
-{
-    sw_codec_fmt f;
-
-    if (sw_codecs_format(st, obj, func, "dtype", &f) < 0) {
-        return -1;
-    }
-    *bits = f.bits;
-    return 0;
-}
-
-/* _codec_pack(codes, out, dtype) and _codec_unpack(data, out, dtype, count) */
+/* _codec_pack(codes, out, dtype, threads) and
+ * _codec_unpack(data, out, dtype, count, threads) */
 static PyObject *
 sw_codecs_pack_impl(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                     int unpack)
@@ -462,19 +467,23 @@ sw_codecs_pack_impl(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     const char *func = unpack ? "unpack" : "pack";
     sw_state *st = sw_state_of_module(module);
     Py_buffer src = {0}, dst = {0};
-    size_t n = 0, nbytes;
-    int bits, code_size;
+    sw_codec_fmt f;
+    size_t n = 0, nbytes, bad = 0;
+    long threads;
+    int code_size, status = SW_CODEC_OK;
 
-    if (nargs != (unpack ? 4 : 3)) {
+    if (nargs != (unpack ? 5 : 4)) {
         PyErr_Format(PyExc_TypeError, "_codec_%s() takes %d arguments (%zd given)",
-                     func, unpack ? 4 : 3, nargs);
+                     func, unpack ? 5 : 4, nargs);
         return NULL;
     }
-    if (sw_codecs_width(st, args[2], func, &bits) < 0
-        || (unpack && sw_codecs_count(args[3], func, "count", &n) < 0)) {
+    if (sw_codecs_format(st, args[2], func, "dtype", &f) < 0
+        || (unpack && sw_codecs_count(args[3], func, "count", &n) < 0)
+        || sw_codecs_int(args[unpack ? 4 : 3], func, "threads", 1, SW_CODECS_MAX_THREADS,
+                         &threads) < 0) {
         return NULL;
     }
-    code_size = sw_codec_code_size(bits);
+    code_size = sw_codec_code_size(f.bits);
     if (sw_codecs_view(args[0], &src, 0, func, unpack ? "data" : "codes") < 0
         || sw_codecs_view(args[1], &dst, 1, func, "out") < 0) {
         goto error;
@@ -495,13 +504,20 @@ sw_codecs_pack_impl(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     if (!unpack) {
         n = (size_t)src.len / (size_t)code_size;
     }
-    /* n < 2**63 and bits <= 64: n * bits / 8 fits a size_t computed this way */
-    nbytes = sw_codec_row_bytes(bits, n);
+    /* n * bits below 2**63 (a count's bits must fit a buffer's length;
+     * pack's n is one of a buffer's), so nbytes does not wrap */
+    if (unpack && n > (size_t)PY_SSIZE_T_MAX / (size_t)f.bits) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: count %zu of %d-bit codes needs more than 2**60 bytes of "
+                     "data", func, n, f.bits);
+        goto error;
+    }
+    nbytes = sw_codec_row_bytes(f.bits, n);
     if (unpack) {
         if ((size_t)src.len < nbytes) {
             PyErr_Format(PyExc_ValueError,
                          "%s: count %zu of %d-bit codes needs %zu bytes of data, "
-                         "got %zd", func, n, bits, nbytes, src.len);
+                         "got %zd", func, n, f.bits, nbytes, src.len);
             goto error;
         }
         if ((size_t)dst.len / (size_t)code_size != n) {
@@ -510,28 +526,26 @@ sw_codecs_pack_impl(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                          func, n, (size_t)dst.len / (size_t)code_size);
             goto error;
         }
-    }
-    else if ((size_t)dst.len != nbytes) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: %zu codes of %d bits pack into %zu bytes; out has %zd",
-                     func, n, bits, nbytes, dst.len);
-        goto error;
-    }
-    if (n >= SW_CODECS_GIL_MINSIZE) {
-        Py_BEGIN_ALLOW_THREADS
-        if (unpack) {
-            sw_codec_unpack(src.buf, bits, n, dst.buf, code_size);
-        }
-        else {
-            sw_codec_pack(src.buf, code_size, bits, n, dst.buf);
-        }
-        Py_END_ALLOW_THREADS
-    }
-    else if (unpack) {
-        sw_codec_unpack(src.buf, bits, n, dst.buf, code_size);
+        SW_CODECS_RUN(n, sw_codec_unpack(src.buf, f.bits, n, dst.buf, code_size,
+                                         (int)threads));
     }
     else {
-        sw_codec_pack(src.buf, code_size, bits, n, dst.buf);
+        if ((size_t)dst.len != nbytes) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: %zu codes of %d bits pack into %zu bytes; out has %zd",
+                         func, n, f.bits, nbytes, dst.len);
+            goto error;
+        }
+        SW_CODECS_RUN(n, status = sw_codec_pack(src.buf, code_size, f.bits, n, dst.buf,
+                                                (int)threads, &bad));
+    }
+    if (status == SW_CODEC_WIDE_CODE) {
+        unsigned long long v = (unsigned long long)sw_codec_load(src.buf, code_size, bad);
+        PyErr_Format(PyExc_ValueError,
+                     "%s: codes[%zu] (flat index) is %llu, which does not fit %U's "
+                     "%d bits (pack never masks a code)", func, bad, v,
+                     ((sw_descriptor *)args[2])->name, f.bits);
+        goto error;
     }
     sw_codecs_release(&src);
     sw_codecs_release(&dst);
@@ -555,12 +569,11 @@ sw_codecs_unpack(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return sw_codecs_pack_impl(module, args, nargs, 1);
 }
 
-
 /* ---- block-scaled ------------------------------------------------------------------- */
 
-/* The kernel's view of the block-scaled dtype `obj`: its element, each
- * level's scale and the level-0 block, read from the descriptor and the
- * numeric records; 0, or -1 with TypeError/ValueError. */
+/* The engine's view of the block-scaled dtype `obj`: its element and each
+ * level's scale, read from the descriptor and the numeric records; 0, or
+ * -1 with TypeError/ValueError. */
 static int
 sw_codecs_block_format(sw_state *st, PyObject *obj, const char *func,
                        sw_codec_block *b)
@@ -616,102 +629,221 @@ sw_codecs_block_format(sw_state *st, PyObject *obj, const char *func,
             return -1;
         }
     }
-    {
-        sw_level *level0 = (sw_level *)PyTuple_GET_ITEM(c->levels, 0);
-        if (level0->block == st->whole) {
-            b->whole_only = 1;
-            b->block = 0;   /* the whole tensor: set from its size */
-        }
-        else {
-            b->block = PyLong_AsSize_t(level0->block);    /* exact int > 0 */
-            if (b->block == (size_t)-1 && PyErr_Occurred()) {
-                PyErr_Clear();
-                b->block = (size_t)-1;  /* beyond any row */
-            }
-        }
-    }
+    b->whole_only = ((sw_level *)PyTuple_GET_ITEM(c->levels, 0))->block == st->whole;
     b->whole = nlevels == 2;
-    b->pow2 = b->scale[0].p == 0;
-    if (b->whole && b->pow2) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: %U scales its blocks by powers of two under a whole-tensor "
-                     "scale; the codecs support a whole-tensor scale over float "
-                     "block scales only", func, d->name);
-        return -1;
-    }
     return 0;
 }
 
-/* The options of quantize and dequantize that select a rule. */
+/* The rule of quantize: power-of-two rules for any float scale format,
+ * 'amax' for scale formats with mantissa bits. */
 static int
 sw_codecs_rule(sw_codec_block *b, long rule, const char *func, PyObject *dtype)
 {
+    int has_mantissa = b->scale[0].p > 0;
+
     if (rule == SW_RULE_DEFAULT) {
-        rule = b->pow2 ? SW_RULE_FLOOR : SW_RULE_AMAX;
+        rule = has_mantissa ? SW_RULE_AMAX : SW_RULE_FLOOR;
     }
-    if ((rule == SW_RULE_AMAX) == b->pow2) {
+    if (rule == SW_RULE_AMAX && !has_mantissa) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: scale_rule 'amax' does not apply to %R, whose block scales "
+                     "are powers of two (use 'floor', 'ceil', 'rceil' or 'even')",
+                     func, dtype);
+        return -1;
+    }
+    if (rule != SW_RULE_AMAX && b->whole) {
         PyErr_Format(PyExc_ValueError,
                      "%s: scale_rule %s does not apply to %R, whose block scales "
-                     "are %s", func,
-                     rule == SW_RULE_AMAX ? "'amax'" : "'floor', 'ceil', 'rceil' or 'even'",
-                     dtype, b->pow2 ? "powers of two (use 'floor', 'ceil', 'rceil' or "
-                     "'even')" : "floats (use 'amax')");
+                     "are floats under a whole-tensor scale (use 'amax')", func,
+                     rule == SW_RULE_FLOOR ? "'floor'" : rule == SW_RULE_CEIL ? "'ceil'"
+                     : rule == SW_RULE_RCEIL ? "'rceil'" : "'even'", dtype);
         return -1;
     }
     b->rule = (int)rule;
+    b->pow2 = rule != SW_RULE_AMAX;
     return 0;
 }
 
-/* rows * length, and the bytes of each plane, each checked for overflow
- * (and a whole-tensor block set from the length): 0, or -1 with
- * ValueError.  A tensor without elements has no element bytes and no
- * level-0 scales, however many rows of none it has, except that a Whole
- * level always has its one scale. */
+/* One exact int in [0, 2**63) from a tuple (the grid's fields). */
 static int
-sw_codecs_block_sizes(sw_codec_block *b, size_t rows, size_t length,
-                      const char *func, size_t *n, size_t *elem_bytes,
-                      size_t *nscales)
+sw_codecs_field(PyObject *tuple, Py_ssize_t i, const char *func, size_t *out)
 {
-    size_t row_bytes, nb;
+    return sw_codecs_count(PyTuple_GET_ITEM(tuple, i), func, "a grid field", out);
+}
 
-    if (b->whole_only) {
-        /* a single Whole level: the whole tensor, as one row, is one block */
-        b->block = length > 0 ? length : 1;
-        if (rows > 1) {
-            PyErr_Format(PyExc_ValueError,
-                         "%s: a format scaled as a whole takes its tensor as one row, "
-                         "got %zu rows", func, rows);
+/* a * b + c without overflow past 2**63, or -1. */
+static int
+sw_codecs_muladd(size_t a, size_t b, size_t c, size_t *out)
+{
+    size_t limit = (size_t)PY_SSIZE_T_MAX;
+
+    if (a != 0 && b > (limit - c) / a) {
+        return -1;
+    }
+    *out = a * b + c;
+    return 0;
+}
+
+/* 0 when the codes of one batch of a matrix layout (layout.c's formulas,
+ * with R and C below 2**40 and align and group below 2**20) fit below
+ * 2**63, else -1. */
+static int
+sw_codecs_batch_fits(const sw_codec_grid *g)
+{
+    size_t ru_c = (g->C + g->align - 1) / g->align * g->align;
+    size_t ru_r = (g->R + g->align - 1) / g->align * g->align, t;
+
+    switch (g->scales) {
+    case SW_SCALES_PADDED_K_MAJOR:
+        return sw_codecs_muladd(g->R, ru_c, 0, &t);
+    case SW_SCALES_PADDED_MN_MAJOR:
+        return sw_codecs_muladd(ru_r, g->group, 0, &t) < 0
+               || sw_codecs_muladd((g->C + g->group - 1) / g->group, t, 0, &t) < 0
+               ? -1 : 0;
+    case SW_SCALES_SWIZZLED_128X4:
+        return sw_codecs_muladd(32 * ((g->R + 127) / 128), 16 * ((g->C + 3) / 4), 0, &t);
+    default:
+        return 0;
+    }
+}
+
+/* The grid of a call: `axes` a tuple of (extent, block, compact, batch,
+ * row, col, expanded) per axis of the element plane, `layout` (scales, R,
+ * C, align, group).  Every field is checked, and the offsets the grid can
+ * give are bounded: on return *max_offset + 1 codes of the scale plane
+ * hold every scale (its padding too), *elements the element count. */
+static int
+sw_codecs_grid(PyObject *axes, PyObject *layout, const char *func, sw_codec_grid *g,
+               size_t *elements, size_t *plane_codes)
+{
+    Py_ssize_t nd, a;
+    size_t maxc = 0, maxb = 0, maxr = 0, maxcol = 0, n = 1, v, scales;
+    int expanded = 0;
+
+    memset(g, 0, sizeof(*g));
+    if (!PyTuple_CheckExact(axes) || PyTuple_GET_SIZE(axes) < 1
+        || PyTuple_GET_SIZE(axes) > SW_CODEC_MAX_DIMS
+        || !PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 5) {
+        PyErr_Format(PyExc_TypeError, "%s: the grid must be a tuple of 1 to %d axes "
+                     "and a layout of 5 ints", func, SW_CODEC_MAX_DIMS);
+        return -1;
+    }
+    nd = PyTuple_GET_SIZE(axes);
+    g->ndim = (int)nd;
+    for (a = 0; a < nd; a++) {
+        PyObject *t = PyTuple_GET_ITEM(axes, a);
+        sw_codec_axis *x = &g->axis[a];
+        size_t f[7], count;
+        int i;
+        if (!PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != 7) {
+            PyErr_Format(PyExc_TypeError, "%s: a grid axis must be a tuple of 7 ints",
+                         func);
+            return -1;
+        }
+        for (i = 0; i < 7; i++) {
+            if (sw_codecs_field(t, i, func, &f[i]) < 0) {
+                return -1;
+            }
+        }
+        x->extent = f[0];
+        x->block = f[1];
+        x->compact = f[2];
+        x->batch = f[3];
+        x->row = f[4];
+        x->col = f[5];
+        x->expanded = f[6] != 0;
+        if (x->block < 1 || f[6] > 1) {
+            PyErr_Format(PyExc_ValueError, "%s: a grid axis has block %zu and expanded "
+                         "%zu", func, x->block, f[6]);
+            return -1;
+        }
+        /* a block longer than its axis is the whole axis: one block (the
+         * engine's strips are multiples of the block and of 8 columns,
+         * which a block near 2**63 would overflow) */
+        if (x->extent != 0 && x->block > x->extent) {
+            x->block = x->extent;
+        }
+        /* the block walk (codec/block.c) follows one expanded axis: with
+         * two, rows whose scales lie apart would share one scale write */
+        if (x->expanded && ++expanded > 1) {
+            PyErr_Format(PyExc_ValueError, "%s: a grid expands at most one axis; axis "
+                         "%zd is a second", func, a);
+            return -1;
+        }
+        if (x->extent == 0) {
+            n = 0;
+            continue;
+        }
+        if (n != 0 && sw_codecs_muladd(n, x->extent, 0, &n) < 0) {
+            goto overflow;
+        }
+        count = x->expanded ? x->extent : (x->extent - 1) / x->block + 1;
+        if (sw_codecs_muladd(count - 1, x->compact, maxc, &maxc) < 0
+            || sw_codecs_muladd(count - 1, x->batch, maxb, &maxb) < 0
+            || sw_codecs_muladd(count - 1, x->row, maxr, &maxr) < 0
+            || sw_codecs_muladd(count - 1, x->col, maxcol, &maxcol) < 0) {
+            goto overflow;
+        }
+    }
+    if (n != 0 && sw_codecs_muladd(n, 8, 0, &v) < 0) {
+        goto overflow;
+    }
+    for (a = 0; a < 5; a++) {
+        if (sw_codecs_field(layout, a, func, a == 0 ? &scales : a == 1 ? &g->R
+                            : a == 2 ? &g->C : a == 3 ? &g->align : &g->group) < 0) {
             return -1;
         }
     }
-    if (length != 0 && rows > (size_t)PY_SSIZE_T_MAX / length / 8) {
-        goto overflow;
+    if (scales >= SW_SCALES_COUNT || g->align < 1 || g->group < 1
+        || g->R > (1ULL << 40) || g->C > (1ULL << 40) || g->align > (1u << 20)
+        || g->group > (1u << 20)) {
+        PyErr_Format(PyExc_ValueError, "%s: a grid layout has scales %zu, align %zu, "
+                     "group %zu", func, scales, g->align, g->group);
+        return -1;
     }
-    *n = rows * length;
-    if (*n == 0) {
-        *elem_bytes = 0;
-        *nscales = b->whole_only ? 1 : 0;
-        return 0;
+    g->scales = (int)scales;
+    *elements = n;
+    if (g->scales == SW_SCALES_COMPACT) {
+        *plane_codes = n == 0 ? 0 : maxc + 1;
     }
-    /* rows * length * 8 fits: so do the row's bytes and its blocks */
-    row_bytes = b->packed ? sw_codec_row_bytes(b->elem.bits, length)
-                          : length * (size_t)sw_codec_code_size(b->elem.bits);
-    *elem_bytes = rows * row_bytes;
-    nb = (length - 1) / b->block + 1;
-    *nscales = rows * nb;
+    else {
+        /* every r below R and c below C: each offset stays in its batch,
+         * whose size is checked here, factor by factor, before the
+         * layout's formula (layout.c, which does not check) computes it:
+         * a product that wrapped would make a small plane look big enough
+         * for offsets far outside it */
+        size_t batch;
+        if (sw_codecs_batch_fits(g) < 0) {
+            goto overflow;
+        }
+        batch = sw_codec_scale_offset(g, 0, 1, 0, 0);
+        if (n != 0 && (maxr >= g->R || maxcol >= g->C)) {
+            PyErr_Format(PyExc_ValueError, "%s: the grid's matrix coordinates reach "
+                         "row %zu and column %zu of a %zu x %zu matrix", func, maxr,
+                         maxcol, g->R, g->C);
+            return -1;
+        }
+        if (sw_codecs_muladd(maxb + 1, batch, 0, plane_codes) < 0) {
+            goto overflow;
+        }
+        if (n == 0) {
+            *plane_codes = 0;
+        }
+    }
     return 0;
+
 overflow:
-    PyErr_Format(PyExc_ValueError, "%s: %zu rows of %zu elements is too large",
-                 func, rows, length);
+    PyErr_Format(PyExc_ValueError, "%s: the grid is too large", func);
     return -1;
 }
 
 /* The scale planes of a call: a tuple of 1 or 2 buffers, acquired into
- * views[0..nlevels); 0, or -1 (every view acquired is released by the
- * caller's cleanup). */
+ * views[0..nlevels); level 0 holds at least `need0` codes, a Whole level
+ * exactly one.  0, or -1 (every view acquired is released by the caller's
+ * cleanup). */
 static int
 sw_codecs_scale_views(PyObject *scales, const sw_codec_block *b, Py_buffer *views,
-                      int writable, size_t nscales, const char *func)
+                      int writable, size_t need0, const char *func)
 {
     Py_ssize_t i;
 
@@ -722,25 +854,41 @@ sw_codecs_scale_views(PyObject *scales, const sw_codec_block *b, Py_buffer *view
     }
     for (i = 0; i < b->nlevels; i++) {
         int size = sw_codec_code_size(b->scale[i].bits);
-        size_t want = i == 0 ? nscales : 1;
+        size_t want = i == 0 ? need0 : 1, have;
         if (sw_codecs_view(PyTuple_GET_ITEM(scales, i), &views[i], writable, func,
                            "scales[i]") < 0
             || sw_codecs_check_codes(&views[i], size, func, "a scale plane") < 0) {
             return -1;
         }
-        if ((size_t)views[i].len != want * (size_t)size) {
+        have = (size_t)views[i].len / (size_t)size;
+        if (i == 0 ? have < want : have != want) {
             PyErr_Format(PyExc_ValueError,
-                         "%s: scales[%zd] must hold %zu codes of %d byte%s, got %zd "
-                         "bytes", func, i, want, size, size == 1 ? "" : "s",
-                         views[i].len);
+                         "%s: scales[%zd] must hold %s%zu codes of %d byte%s, got %zd "
+                         "bytes", func, i, i == 0 ? "at least " : "", want, size,
+                         size == 1 ? "" : "s", views[i].len);
             return -1;
         }
     }
     return 0;
 }
 
-/* _codec_quantize(values, elements, scales, dtype, rows, length, rule,
- *                 rounding, seed, packed) */
+/* The bytes of the element plane: each row (the grid's last axis) packed
+ * to whole bytes or one code per element. */
+static size_t
+sw_codecs_elem_bytes(const sw_codec_block *b, size_t elements)
+{
+    size_t length = b->grid.axis[b->grid.ndim - 1].extent;
+    size_t rows = length == 0 ? 0 : elements / length;
+
+    if (elements == 0) {
+        return 0;
+    }
+    return rows * (b->packed ? sw_codec_row_bytes(b->elem.bits, length)
+                             : length * (size_t)sw_codec_code_size(b->elem.bits));
+}
+
+/* _codec_quantize(values, elements, scales, dtype, axes, layout, rule,
+ *                 rounding, seed, packed, amax_floor, threads[, path]) */
 static PyObject *
 sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -748,50 +896,71 @@ sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     sw_state *st = sw_state_of_module(module);
     Py_buffer src = {0}, elem = {0}, sv[2] = {{0}, {0}};
     sw_codec_block b;
-    long rule, rounding, packed;
-    size_t rows, length, n, elem_bytes, nscales;
+    long rule, rounding, packed, threads, path = SW_PATH_AUTO;
+    size_t n, plane_codes, scratch_bytes;
+    double floor;
+    void *scratch = NULL;
     int i;
 
-    if (nargs != 10) {
-        PyErr_Format(PyExc_TypeError, "_codec_quantize() takes 10 arguments (%zd given)",
-                     nargs);
+    if (nargs != 12 && nargs != 13) {
+        PyErr_Format(PyExc_TypeError, "_codec_quantize() takes 12 or 13 arguments (%zd "
+                     "given)", nargs);
+        return NULL;
+    }
+    if (nargs == 13 && sw_codecs_int(args[12], func, "path", 0, SW_PATH_COUNT - 1,
+                                     &path) < 0) {
         return NULL;
     }
     if (sw_codecs_block_format(st, args[3], func, &b) < 0
-        || sw_codecs_count(args[4], func, "rows", &rows) < 0
-        || sw_codecs_count(args[5], func, "length", &length) < 0
+        || sw_codecs_grid(args[4], args[5], func, &b.grid, &n, &plane_codes) < 0
         || sw_codecs_int(args[6], func, "scale_rule", 0, SW_RULE_COUNT - 1, &rule) < 0
         || sw_codecs_int(args[7], func, "rounding", 0, SW_ROUND_COUNT - 1, &rounding) < 0
         || sw_codecs_u64(args[8], func, "seed", &b.seed) < 0
         || sw_codecs_int(args[9], func, "packed", 0, 1, &packed) < 0
+        || sw_codecs_int(args[11], func, "threads", 1, SW_CODECS_MAX_THREADS, &threads) < 0
         || sw_codecs_rule(&b, rule, func, args[3]) < 0) {
         return NULL;
     }
+    if (!PyFloat_CheckExact(args[10]) || !(PyFloat_AS_DOUBLE(args[10]) >= 0.0)
+        || PyFloat_AS_DOUBLE(args[10]) > 1e300) {
+        PyErr_Format(PyExc_ValueError, "%s: amax_floor must be a finite float >= 0",
+                     func);
+        return NULL;
+    }
+    floor = PyFloat_AS_DOUBLE(args[10]);
     b.rounding = rounding == SW_ROUND_DEFAULT ? SW_ROUND_NEAREST_EVEN : (int)rounding;
     b.packed = (int)packed;
-    if (sw_codecs_block_sizes(&b, rows, length, func, &n, &elem_bytes, &nscales) < 0) {
+    b.path = (int)path;
+    if (b.whole_only && (b.grid.ndim != 1 || b.grid.axis[0].block != (n ? n : 1))) {
+        PyErr_Format(PyExc_ValueError, "%s: a format scaled as a whole takes its tensor "
+                     "as one block", func);
         return NULL;
+    }
+    if (b.whole_only && n == 0) {
+        plane_codes = 1;
     }
     if (sw_codecs_view(args[0], &src, 0, func, "values") < 0
         || sw_codecs_view(args[1], &elem, 1, func, "elements") < 0
-        || sw_codecs_scale_views(args[2], &b, sv, 1, nscales, func) < 0) {
+        || sw_codecs_scale_views(args[2], &b, sv, 1, plane_codes, func) < 0) {
         goto error;
     }
     if (sw_codecs_format_char(&src) == 'd' && src.itemsize == 8 && b.pow2) {
-        b.source = SW_SRC_F64;
+        b.source = SW_FLOAT64;
     }
     else if (sw_codecs_check_float(&src, 'f', 4, func, "values") < 0) {
         goto error;
     }
+    b.amax_floor = floor;
     if (sw_codecs_check_codes(&elem, b.packed ? 1 : sw_codec_code_size(b.elem.bits),
                               func, "elements") < 0) {
         goto error;
     }
-    if ((size_t)src.len / (size_t)src.itemsize != n || (size_t)elem.len != elem_bytes) {
+    if ((size_t)src.len / (size_t)src.itemsize != n
+        || (size_t)elem.len != sw_codecs_elem_bytes(&b, n)) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: values must hold %zu elements (%zu rows of %zu) and elements "
-                     "%zu bytes; got %zd values and %zd bytes", func, n, rows, length,
-                     elem_bytes, src.len / src.itemsize, elem.len);
+                     "%s: values must hold %zu elements and elements %zu bytes; got "
+                     "%zd values and %zd bytes", func, n, sw_codecs_elem_bytes(&b, n),
+                     src.len / src.itemsize, elem.len);
         goto error;
     }
     for (i = 0; i < b.nlevels; i++) {
@@ -800,23 +969,21 @@ sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto error;
         }
     }
-    if (b.nlevels == 2 && sw_codecs_check_disjoint(&sv[0], &sv[1], func, "scales[0]",
-                                                   "scales[1]") < 0) {
+    if ((b.nlevels == 2 && sw_codecs_check_disjoint(&sv[0], &sv[1], func, "scales[0]",
+                                                    "scales[1]") < 0)
+        || sw_codecs_check_disjoint(&src, &elem, func, "values", "elements") < 0) {
         goto error;
     }
-    if (sw_codecs_check_disjoint(&src, &elem, func, "values", "elements") < 0) {
+    scratch_bytes = sw_codec_block_scratch(&b, (int)threads);
+    scratch = PyMem_RawMalloc(scratch_bytes ? scratch_bytes : 1);
+    if (scratch == NULL) {
+        PyErr_NoMemory();
         goto error;
     }
-    if (n >= SW_CODECS_GIL_MINSIZE) {
-        Py_BEGIN_ALLOW_THREADS
-        sw_codec_quantize(&b, src.buf, rows, length, elem.buf, sv[0].buf,
-                          b.nlevels == 2 ? sv[1].buf : NULL);
-        Py_END_ALLOW_THREADS
-    }
-    else {
-        sw_codec_quantize(&b, src.buf, rows, length, elem.buf, sv[0].buf,
-                          b.nlevels == 2 ? sv[1].buf : NULL);
-    }
+    SW_CODECS_RUN(n, sw_codec_quantize(&b, src.buf, elem.buf, sv[0].buf,
+                                       b.nlevels == 2 ? sv[1].buf : NULL, scratch,
+                                       (int)threads));
+    PyMem_RawFree(scratch);
     sw_codecs_release(&src);
     sw_codecs_release(&elem);
     sw_codecs_release(&sv[0]);
@@ -824,6 +991,7 @@ sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 
 error:
+    PyMem_RawFree(scratch);
     sw_codecs_release(&src);
     sw_codecs_release(&elem);
     sw_codecs_release(&sv[0]);
@@ -831,8 +999,8 @@ error:
     return NULL;
 }
 
-/* _codec_dequantize(elements, scales, out, dtype, rows, length, packed,
- *                   nonfinite_error) */
+/* _codec_dequantize(elements, scales, out, dtype, axes, layout, packed,
+ *                   nonfinite_error, out_type, threads) */
 static PyObject *
 sw_codecs_dequantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -840,43 +1008,51 @@ sw_codecs_dequantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     sw_state *st = sw_state_of_module(module);
     Py_buffer elem = {0}, dst = {0}, sv[2] = {{0}, {0}};
     sw_codec_block b;
-    long packed, nonfinite;
-    size_t rows, length, n, elem_bytes, nscales, bad = 0;
-    int status, to_f64, i;
+    long packed, nonfinite, out, threads;
+    size_t n, plane_codes, bad = 0, scratch_bytes;
+    void *scratch = NULL;
+    int status, i;
 
-    if (nargs != 8) {
-        PyErr_Format(PyExc_TypeError, "_codec_dequantize() takes 8 arguments (%zd given)",
+    if (nargs != 10) {
+        PyErr_Format(PyExc_TypeError, "_codec_dequantize() takes 10 arguments (%zd given)",
                      nargs);
         return NULL;
     }
     if (sw_codecs_block_format(st, args[3], func, &b) < 0
-        || sw_codecs_count(args[4], func, "rows", &rows) < 0
-        || sw_codecs_count(args[5], func, "length", &length) < 0
+        || sw_codecs_grid(args[4], args[5], func, &b.grid, &n, &plane_codes) < 0
         || sw_codecs_int(args[6], func, "packed", 0, 1, &packed) < 0
-        || sw_codecs_int(args[7], func, "nonfinite_error", 0, 1, &nonfinite) < 0) {
+        || sw_codecs_int(args[7], func, "nonfinite_error", 0, 1, &nonfinite) < 0
+        || sw_codecs_int(args[8], func, "out_type", 0, SW_FLOAT_COUNT - 1, &out) < 0
+        || sw_codecs_int(args[9], func, "threads", 1, SW_CODECS_MAX_THREADS, &threads) < 0) {
         return NULL;
     }
     b.packed = (int)packed;
     b.nonfinite_error = (int)nonfinite;
-    if (sw_codecs_block_sizes(&b, rows, length, func, &n, &elem_bytes, &nscales) < 0) {
+    b.out = (int)out;
+    if (b.whole_only && (b.grid.ndim != 1 || b.grid.axis[0].block != (n ? n : 1))) {
+        PyErr_Format(PyExc_ValueError, "%s: a format scaled as a whole takes its tensor "
+                     "as one block", func);
         return NULL;
     }
+    if (b.whole_only && n == 0) {
+        plane_codes = 1;
+    }
     if (sw_codecs_view(args[0], &elem, 0, func, "elements") < 0
-        || sw_codecs_scale_views(args[1], &b, sv, 0, nscales, func) < 0
+        || sw_codecs_scale_views(args[1], &b, sv, 0, plane_codes, func) < 0
         || sw_codecs_view(args[2], &dst, 1, func, "out") < 0) {
         goto error;
     }
-    to_f64 = sw_codecs_format_char(&dst) == 'd';
-    if (sw_codecs_check_float(&dst, to_f64 ? 'd' : 'f', to_f64 ? 8 : 4, func, "out") < 0
+    if (sw_codecs_check_type(&dst, b.out, func, "out") < 0
         || sw_codecs_check_codes(&elem, b.packed ? 1 : sw_codec_code_size(b.elem.bits),
                                  func, "elements") < 0) {
         goto error;
     }
-    if ((size_t)dst.len / (size_t)dst.itemsize != n || (size_t)elem.len != elem_bytes) {
+    if ((size_t)dst.len / (size_t)dst.itemsize != n
+        || (size_t)elem.len != sw_codecs_elem_bytes(&b, n)) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: out must hold %zu values (%zu rows of %zu) and elements %zu "
-                     "bytes; got %zd values and %zd bytes", func, n, rows, length,
-                     elem_bytes, dst.len / dst.itemsize, elem.len);
+                     "%s: out must hold %zu values and elements %zu bytes; got %zd "
+                     "values and %zd bytes", func, n, sw_codecs_elem_bytes(&b, n),
+                     dst.len / dst.itemsize, elem.len);
         goto error;
     }
     for (i = 0; i < b.nlevels; i++) {
@@ -887,32 +1063,37 @@ sw_codecs_dequantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (sw_codecs_check_disjoint(&dst, &elem, func, "out", "elements") < 0) {
         goto error;
     }
-    if (n >= SW_CODECS_GIL_MINSIZE) {
-        Py_BEGIN_ALLOW_THREADS
-        status = sw_codec_dequantize(&b, elem.buf, sv[0].buf,
-                                     b.nlevels == 2 ? sv[1].buf : NULL, rows, length,
-                                     dst.buf, to_f64, &bad);
-        Py_END_ALLOW_THREADS
+    scratch_bytes = sw_codec_block_scratch(&b, (int)threads);
+    scratch = PyMem_RawMalloc(scratch_bytes ? scratch_bytes : 1);
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        goto error;
     }
-    else {
-        status = sw_codec_dequantize(&b, elem.buf, sv[0].buf,
-                                     b.nlevels == 2 ? sv[1].buf : NULL, rows, length,
-                                     dst.buf, to_f64, &bad);
-    }
+    SW_CODECS_RUN(n, status = sw_codec_dequantize(&b, elem.buf, sv[0].buf,
+                                                  b.nlevels == 2 ? sv[1].buf : NULL,
+                                                  dst.buf, scratch, (int)threads, &bad));
+    PyMem_RawFree(scratch);
     sw_codecs_release(&elem);
     sw_codecs_release(&dst);
     sw_codecs_release(&sv[0]);
     sw_codecs_release(&sv[1]);
     if (status == SW_CODEC_NONFINITE_SCALE) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: scale %zu (flat index; the whole-tensor scale is 0 of the "
-                     "last plane) is not finite, and nonfinite_scales='error' was "
-                     "given", func, bad);
+        if (bad == SIZE_MAX) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: the whole-tensor scale (the last plane) is not a finite "
+                         "positive scale, and nonfinite_scales='error' was given", func);
+        }
+        else {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: scales[0] at flat index %zu is not a finite positive "
+                         "scale, and nonfinite_scales='error' was given", func, bad);
+        }
         return NULL;
     }
     Py_RETURN_NONE;
 
 error:
+    PyMem_RawFree(scratch);
     sw_codecs_release(&elem);
     sw_codecs_release(&dst);
     sw_codecs_release(&sv[0]);
@@ -920,33 +1101,164 @@ error:
     return NULL;
 }
 
+/* _codec_relayout(src, dst, dtype, axes, layout, to_axes, to_layout): the
+ * level-0 scales of one layout copied into another's plane. */
+static PyObject *
+sw_codecs_relayout(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const char *func = "relayout";
+    sw_state *st = sw_state_of_module(module);
+    Py_buffer src = {0}, dst = {0};
+    sw_codec_block b;
+    sw_codec_grid to;
+    size_t n, n2, need_from, need_to, bad = 0, bytes;
+    void *scratch = NULL;
+    int size, status, a;
+
+    if (nargs != 7) {
+        PyErr_Format(PyExc_TypeError, "_codec_relayout() takes 7 arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    if (sw_codecs_block_format(st, args[2], func, &b) < 0
+        || sw_codecs_grid(args[3], args[4], func, &b.grid, &n, &need_from) < 0
+        || sw_codecs_grid(args[5], args[6], func, &to, &n2, &need_to) < 0) {
+        return NULL;
+    }
+    /* the same blocks: the same extents and blocks, axis by axis */
+    if (to.ndim != b.grid.ndim) {
+        goto mismatch;
+    }
+    for (a = 0; a < to.ndim; a++) {
+        if (to.axis[a].extent != b.grid.axis[a].extent
+            || to.axis[a].block != b.grid.axis[a].block) {
+            goto mismatch;
+        }
+    }
+    size = sw_codec_code_size(b.scale[0].bits);
+    if (sw_codecs_view(args[0], &src, 0, func, "scales") < 0
+        || sw_codecs_view(args[1], &dst, 1, func, "out") < 0) {
+        goto error;
+    }
+    if (sw_codecs_check_codes(&src, size, func, "scales") < 0
+        || sw_codecs_check_codes(&dst, size, func, "out") < 0
+        || sw_codecs_check_disjoint(&src, &dst, func, "scales", "out") < 0) {
+        goto error;
+    }
+    if ((size_t)src.len / (size_t)size < need_from || (size_t)dst.len / (size_t)size < need_to) {
+        PyErr_Format(PyExc_ValueError, "%s: the scale planes must hold %zu and %zu codes",
+                     func, need_from, need_to);
+        goto error;
+    }
+    bytes = sw_codec_relayout_scratch(&b.grid);
+    scratch = PyMem_RawMalloc(bytes ? bytes : 1);
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    SW_CODECS_RUN(n, status = sw_codec_relayout_scales(&b.grid, src.buf, &to, dst.buf,
+                                                       size, scratch, &bad));
+    PyMem_RawFree(scratch);
+    sw_codecs_release(&src);
+    sw_codecs_release(&dst);
+    if (status == SW_CODEC_BAD_SCALE_COPY) {
+        return PyLong_FromSize_t(bad);
+    }
+    Py_RETURN_NONE;
+
+mismatch:
+    PyErr_Format(PyExc_ValueError, "%s: the two grids describe different blocks", func);
+    return NULL;
+
+error:
+    PyMem_RawFree(scratch);
+    sw_codecs_release(&src);
+    sw_codecs_release(&dst);
+    return NULL;
+}
+
+/* _codec_scale_offset(axes, layout, coords): the level-0 scale plane
+ * offset of the element at `coords` (a tuple of ints, one per axis). */
+static PyObject *
+sw_codecs_scale_offset(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const char *func = "scale_index";
+    sw_codec_grid g;
+    size_t n, plane, compact = 0, bb = 0, r = 0, c = 0;
+    int a;
+
+    (void)module;
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "_codec_scale_offset() takes 3 arguments (%zd "
+                     "given)", nargs);
+        return NULL;
+    }
+    if (sw_codecs_grid(args[0], args[1], func, &g, &n, &plane) < 0) {
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(args[2]) || PyTuple_GET_SIZE(args[2]) != g.ndim) {
+        PyErr_Format(PyExc_TypeError, "%s: coords must be a tuple of %d ints", func,
+                     g.ndim);
+        return NULL;
+    }
+    for (a = 0; a < g.ndim; a++) {
+        const sw_codec_axis *x = &g.axis[a];
+        size_t i, k;
+        if (sw_codecs_count(PyTuple_GET_ITEM(args[2], a), func, "a coordinate", &i) < 0) {
+            return NULL;
+        }
+        if (i >= x->extent) {
+            PyErr_Format(PyExc_ValueError, "%s: coordinate %zu is out of range for an "
+                         "axis of %zu", func, i, x->extent);
+            return NULL;
+        }
+        k = x->expanded ? i : i / x->block;
+        compact += k * x->compact;
+        bb += k * x->batch;
+        r += k * x->row;
+        c += k * x->col;
+    }
+    return PyLong_FromSize_t(sw_codec_scale_offset(&g, compact, bb, r, c));
+}
+
 PyMethodDef sw_codecs_methods[] = {
     {"_codec_encode", SW_CFUNC(sw_codecs_encode), METH_FASTCALL,
      PyDoc_STR("_codec_encode(values, out, dtype, source, rounding, overflow, "
-               "nan, nan_code, seed, /)\n--\n\n"
+               "nan, nan_code, nan_code_negative, seed, sign, threads, path=0, /)"
+               "\n--\n\n"
                "Encode the values in one buffer into codes in another "
                "(stride_weave.codecs.encode is the public interface).")},
     {"_codec_decode", SW_CFUNC(sw_codecs_decode), METH_FASTCALL,
-     PyDoc_STR("_codec_decode(codes, out, dtype, to_f64, /)\n--\n\n"
-               "Decode codes into float32 or float64 values "
+     PyDoc_STR("_codec_decode(codes, out, dtype, out_type, threads, /)\n--\n\n"
+               "Decode codes into float32, float64, float16 or bfloat16 values "
                "(stride_weave.codecs.decode is the public interface).")},
     {"_codec_pack", SW_CFUNC(sw_codecs_pack), METH_FASTCALL,
-     PyDoc_STR("_codec_pack(codes, out, dtype, /)\n--\n\n"
+     PyDoc_STR("_codec_pack(codes, out, dtype, threads, /)\n--\n\n"
                "Pack codes into DLPack's little-endian bit stream "
                "(stride_weave.codecs.pack is the public interface).")},
     {"_codec_unpack", SW_CFUNC(sw_codecs_unpack), METH_FASTCALL,
-     PyDoc_STR("_codec_unpack(data, out, dtype, count, /)\n--\n\n"
+     PyDoc_STR("_codec_unpack(data, out, dtype, count, threads, /)\n--\n\n"
                "Unpack count codes from a packed bit stream "
                "(stride_weave.codecs.unpack is the public interface).")},
     {"_codec_quantize", SW_CFUNC(sw_codecs_quantize), METH_FASTCALL,
-     PyDoc_STR("_codec_quantize(values, elements, scales, dtype, rows, length, "
-               "scale_rule, rounding, seed, packed, /)\n--\n\n"
-               "Quantize rows of values into element and scale planes "
+     PyDoc_STR("_codec_quantize(values, elements, scales, dtype, axes, layout, "
+               "scale_rule, rounding, seed, packed, amax_floor, threads, path=0, /)"
+               "\n--\n\n"
+               "Quantize values into element and scale planes "
                "(stride_weave.codecs.quantize is the public interface).")},
     {"_codec_dequantize", SW_CFUNC(sw_codecs_dequantize), METH_FASTCALL,
-     PyDoc_STR("_codec_dequantize(elements, scales, out, dtype, rows, length, "
-               "packed, nonfinite_error, /)\n--\n\n"
-               "Dequantize element and scale planes into rows of values "
+     PyDoc_STR("_codec_dequantize(elements, scales, out, dtype, axes, layout, packed, "
+               "nonfinite_error, out_type, threads, /)\n--\n\n"
+               "Dequantize element and scale planes into values "
                "(stride_weave.codecs.dequantize is the public interface).")},
+    {"_codec_relayout", SW_CFUNC(sw_codecs_relayout), METH_FASTCALL,
+     PyDoc_STR("_codec_relayout(scales, out, dtype, axes, layout, to_axes, to_layout, "
+               "/)\n--\n\n"
+               "Copy level-0 scales into another layout's plane "
+               "(stride_weave.codecs.relayout is the public interface).")},
+    {"_codec_scale_offset", SW_CFUNC(sw_codecs_scale_offset), METH_FASTCALL,
+     PyDoc_STR("_codec_scale_offset(axes, layout, coords, /)\n--\n\n"
+               "The level-0 scale plane offset of an element "
+               "(stride_weave.codecs.scale_index is the public interface).")},
     {NULL, NULL, 0, NULL},
 };

@@ -15,4 +15,8 @@
  * with the graph (module.c). */
 extern PyMethodDef sw_dlpack_methods[];
 
+/* The type of _dlpack_buffer's objects, made with the module. */
+struct sw_state;
+int sw_dlpack_create_type(PyObject *module, struct sw_state *st);
+
 #endif /* SW_DLPACK_H */

@@ -1,18 +1,157 @@
 /* level.c: Level, one scale level of a block-scaled format.
  *
  * Owns the Level value type: `scale` (the SimpleDType stored at that level)
- * and `block` (how many coordinates of the level below share one scale: a
- * positive int, or Whole for one scale over the entire level below).
- * Levels are immutable and compare and hash by value (scale by identity).
+ * and `block` (which coordinates of the level below share one scale: a
+ * positive int for a 1-D block, a tuple of at least two ints >= 2 for an
+ * N-D block, or Whole for one scale over the entire level below), and the
+ * check and size of a block that LevelExtent shares.  Levels are immutable
+ * and compare and hash by value (scale by identity).
  */
 #include "level.h"
 #include "descriptor.h"
+#include "structure.h"
 
 static sw_state *
 sw_level_state(PyObject *self)
 {
     return sw_state_of_type(Py_TYPE(self));
 }
+
+/* ---- N-D blocks ------------------------------------------------------------ */
+
+/* The tuple spelled without its entries of 1 (new ref). */
+static PyObject *
+sw_level_without_ones(PyObject *exact)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(exact);
+    PyObject *list = PyList_New(0), *result;
+
+    if (list == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(exact, i);
+        int overflow;
+
+        if (PyLong_AsLongAndOverflow(item, &overflow) == 1 && overflow == 0) {
+            continue;
+        }
+        if (PyList_Append(list, item) < 0) {
+            Py_DECREF(list);
+            return NULL;
+        }
+    }
+    result = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return result;
+}
+
+/* An N-D block: `block` is a tuple or tuple subclass, read through the C
+ * API only (its methods never run).  Returns it as a new exact tuple of
+ * exact ints, or NULL with TypeError (an entry that is not an int, or a
+ * bool) or ValueError (an entry below 1, fewer than two entries above 1,
+ * an entry of 1), each message naming `func` and `arg`. */
+PyObject *
+sw_level_block_tuple(PyObject *block, const char *func, const char *arg)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(block), above = 0, ones = 0;
+    PyObject *exact = PyTuple_New(n), *spelling = NULL, *given = NULL;
+
+    if (exact == NULL) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(block, i), *copy;
+
+        if (!PyLong_Check(item) || PyBool_Check(item)) {
+            PyErr_Format(PyExc_TypeError,
+                         "%s: the entries of a tuple %s must be ints (not "
+                         "bools), got %s at index %zd", func, arg,
+                         Py_TYPE(item)->tp_name, i);
+            goto error;
+        }
+        copy = sw_exact_int(item);   /* an int subclass's value: no user code */
+        if (copy == NULL) {
+            goto error;
+        }
+        PyTuple_SET_ITEM(exact, i, copy);
+    }
+    for (i = 0; i < n; i++) {
+        int overflow, sign;
+        long value = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(exact, i),
+                                              &overflow);
+
+        if (value == -1 && overflow == 0 && PyErr_Occurred()) {
+            goto error;
+        }
+        sign = overflow != 0 ? overflow : (value > 0) - (value < 0);
+        if (sign <= 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: the entries of a tuple %s must be positive, "
+                         "got %s at index %zd", func, arg,
+                         sign == 0 ? "0" : "a negative int", i);
+            goto error;
+        }
+        if (overflow == 0 && value == 1) {
+            ones++;
+        }
+        else {
+            above++;
+        }
+    }
+    if (above < 2 || ones > 0) {
+        /* One spelling per format: (1, 32) is the 1-D block 32, and
+         * (1, 16, 16) the block (16, 16). */
+        spelling = above < 2 ? sw_level_block_size(exact)
+                             : sw_level_without_ones(exact);
+        /* Shown as the structure shows them: no digit limit applies. */
+        Py_XSETREF(spelling, spelling ? sw_structure_block_text(spelling) : NULL);
+        given = spelling ? sw_structure_block_text(exact) : NULL;
+        if (given != NULL && above < 2) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: %s %U has fewer than two entries above 1: it is "
+                         "the 1-D block %U, spelled %s=%U (which tensor axis "
+                         "a block runs along is for a layout to say, not the "
+                         "format)", func, arg, given, spelling, arg, spelling);
+        }
+        else if (given != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: every entry of a tuple %s is at least 2, got "
+                         "%U: its blocks are those of %s=%U", func, arg,
+                         given, arg, spelling);
+        }
+        goto error;
+    }
+    return exact;
+
+error:
+    Py_XDECREF(spelling);
+    Py_XDECREF(given);
+    Py_DECREF(exact);
+    return NULL;
+}
+
+/* How many coordinates one block spans (new ref): an int block itself,
+ * the product of a tuple block's entries.  `block` is a checked block
+ * that is not Whole (exact ints only, so no user code runs). */
+PyObject *
+sw_level_block_size(PyObject *block)
+{
+    Py_ssize_t i, n;
+    PyObject *size;
+
+    if (!PyTuple_CheckExact(block)) {
+        return Py_NewRef(block);
+    }
+    size = PyLong_FromLong(1);
+    n = PyTuple_GET_SIZE(block);
+    for (i = 0; size != NULL && i < n; i++) {
+        Py_SETREF(size, PyNumber_Multiply(size, PyTuple_GET_ITEM(block, i)));
+    }
+    return size;
+}
+
+/* ---- Level ------------------------------------------------------------------- */
 
 static PyObject *
 sw_level_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
@@ -33,10 +172,16 @@ sw_level_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (block == st->whole) {
         exact = Py_NewRef(block);
     }
+    else if (PyTuple_Check(block)) {
+        exact = sw_level_block_tuple(block, "Level()", "block");
+        if (exact == NULL) {
+            return NULL;
+        }
+    }
     else if (!PyLong_Check(block) || PyBool_Check(block)) {
         PyErr_Format(PyExc_TypeError,
-                     "Level(): block must be an int (not a bool) or Whole, "
-                     "got %s", Py_TYPE(block)->tp_name);
+                     "Level(): block must be an int (not a bool), a tuple of "
+                     "ints or Whole, got %s", Py_TYPE(block)->tp_name);
         return NULL;
     }
     else {
@@ -47,14 +192,14 @@ sw_level_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         }
         if (overflow < 0) {
             PyErr_SetString(PyExc_ValueError,
-                            "Level(): block must be a positive int or Whole, "
-                            "got a negative int");
+                            "Level(): block must be a positive int, a tuple "
+                            "of ints or Whole, got a negative int");
             return NULL;
         }
         if (overflow == 0 && value <= 0) {
             PyErr_Format(PyExc_ValueError,
-                         "Level(): block must be a positive int or Whole, "
-                         "got %ld", value);
+                         "Level(): block must be a positive int, a tuple of "
+                         "ints or Whole, got %ld", value);
             return NULL;
         }
         exact = sw_exact_int(block);
@@ -82,6 +227,28 @@ static PyObject *
 sw_level_get_block(PyObject *self, void *Py_UNUSED(closure))
 {
     return Py_NewRef(((sw_level *)self)->block);
+}
+
+static PyObject *
+sw_level_get_block_shape(PyObject *self, void *Py_UNUSED(closure))
+{
+    PyObject *block = ((sw_level *)self)->block;
+
+    if (block == sw_level_state(self)->whole) {
+        Py_RETURN_NONE;
+    }
+    return PyTuple_CheckExact(block) ? Py_NewRef(block) : PyTuple_Pack(1, block);
+}
+
+static PyObject *
+sw_level_get_block_size(PyObject *self, void *Py_UNUSED(closure))
+{
+    PyObject *block = ((sw_level *)self)->block;
+
+    if (block == sw_level_state(self)->whole) {
+        return Py_NewRef(block);
+    }
+    return sw_level_block_size(block);
 }
 
 static PyObject *
@@ -114,14 +281,16 @@ sw_level_richcompare(PyObject *self, PyObject *other, int op)
     else if (a->block == b->block) {
         eq = 1;
     }
-    else if (PyLong_CheckExact(a->block) && PyLong_CheckExact(b->block)) {
-        eq = PyObject_RichCompareBool(a->block, b->block, Py_EQ);  /* exact ints */
+    else if ((PyLong_CheckExact(a->block) && PyLong_CheckExact(b->block))
+             || (PyTuple_CheckExact(a->block) && PyTuple_CheckExact(b->block))) {
+        /* exact ints, or exact tuples of exact ints: no user code */
+        eq = PyObject_RichCompareBool(a->block, b->block, Py_EQ);
         if (eq < 0) {
             return NULL;
         }
     }
     else {
-        eq = 0;   /* Whole against an int */
+        eq = 0;   /* Whole, an int and a tuple are never equal */
     }
     return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
@@ -136,7 +305,7 @@ sw_level_hash(PyObject *self)
     if (pair == NULL) {
         return -1;
     }
-    h = PyObject_Hash(pair);   /* identity hash of scale, int/Whole hash */
+    h = PyObject_Hash(pair);   /* scale by identity; exact int, tuple or Whole */
     Py_DECREF(pair);
     return h;
 }
@@ -187,8 +356,16 @@ static PyGetSetDef sw_level_getset[] = {
     {"scale", sw_level_get_scale, NULL,
      PyDoc_STR("The SimpleDType stored at this scale level."), NULL},
     {"block", sw_level_get_block, NULL,
-     PyDoc_STR("How many coordinates of the level below share one scale "
-               "(a positive int), or Whole."), NULL},
+     PyDoc_STR("Which coordinates of the level below share one scale: a "
+               "positive int (a 1-D block of that many), a tuple of at "
+               "least two ints >= 2 (an N-D block of that shape), or "
+               "Whole."), NULL},
+    {"block_shape", sw_level_get_block_shape, NULL,
+     PyDoc_STR("The block as a shape: (block,) for an int block, the tuple "
+               "of an N-D block, None for Whole."), NULL},
+    {"block_size", sw_level_get_block_size, NULL,
+     PyDoc_STR("How many coordinates one block spans: the product of "
+               "block_shape, or Whole."), NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -209,11 +386,14 @@ static PyMethodDef sw_level_methods[] = {
 static PyType_Slot sw_level_slots[] = {
     {Py_tp_doc, (void *)PyDoc_STR(
         "Level(scale, block)\n--\n\n"
-        "One scale level of a block-scaled format: every `block` "
-        "coordinates of the level below share one `scale` value (a "
-        "SimpleDType).  block is a positive int, or Whole for one scale "
-        "over the entire level below.  Immutable; equal when the scales are "
-        "the same descriptor and the blocks are equal.")},
+        "One scale level of a block-scaled format: the coordinates of the "
+        "level below in one block share one `scale` value (a SimpleDType).  "
+        "block is a positive int (a 1-D block), a tuple of at least two "
+        "ints, each at least 2 (an N-D block, such as (16, 16); which "
+        "tensor axes it runs along is a layout's choice, and (1, 32) is "
+        "spelled 32), or Whole for one scale over the entire level below.  "
+        "Immutable; equal when the scales are the same descriptor and the "
+        "blocks are equal.")},
     {Py_tp_new, sw_level_new},
     {Py_tp_repr, sw_level_repr},
     {Py_tp_richcompare, sw_level_richcompare},

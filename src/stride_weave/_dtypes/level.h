@@ -11,11 +11,15 @@
 typedef struct {
     PyObject_HEAD
     PyObject *scale;    /* a finished, registered SimpleDType */
-    PyObject *block;    /* exact int > 0, or Whole */
+    PyObject *block;    /* exact int > 0, exact tuple of at least two
+                           exact ints >= 2, or Whole */
 } sw_level;
 
 /* level.c, symbolic.c */
 int sw_level_create_type(PyObject *module, sw_state *st);
+PyObject *sw_level_block_tuple(PyObject *block, const char *func,
+                               const char *arg);
+PyObject *sw_level_block_size(PyObject *block);
 int sw_symbolic_create_type(PyObject *module, sw_state *st);
 
 /* whole.c */

@@ -1,8 +1,9 @@
 /* levelextent.c: LevelExtent, the rule that ties one scale level to its block.
  *
  * Owns the LevelExtent rule: `level` (the zero-based adjacent edge between
- * level shapes) and `extent` (how many source coordinates map to one target
- * coordinate: a positive int, or Whole for all of them), its structure
+ * level shapes) and `extent` (the source coordinates that map to one target
+ * coordinate: a positive int, an N-D block's tuple of ints, whose product
+ * counts them, or Whole for all of them), its structure
  * extension (level, extent), and validate(context) against the documented
  * RepresentationValidationContext protocol.  The C layout (_LevelExtentImpl)
  * extends the rule layout; the public class is made by RuleMeta like any
@@ -11,8 +12,24 @@
 #include "rule.h"
 #include "descriptor.h"
 #include "meta.h"
+#include "level.h"
+#include "structure.h"
 
 #define SW_LEVELEXTENT_INIT "LevelExtent()"
+
+/* ValueError: `message` followed by the exact int `value` as a block is
+ * shown (any size, beyond 64 bits in hex).  Returns -1. */
+static int
+sw_levelextent_refuse(const char *message, PyObject *value)
+{
+    PyObject *shown = sw_structure_block_text(value);
+
+    if (shown != NULL) {
+        PyErr_Format(PyExc_ValueError, "%s%U", message, shown);
+        Py_DECREF(shown);
+    }
+    return -1;
+}
 
 /* ---- construction ------------------------------------------------------------ */
 
@@ -22,7 +39,7 @@ sw_levelextent_init(PyObject *self, PyObject *args, PyObject *kwds)
     static char *kwlist[] = {"level", "extent", NULL};
     sw_level_extent *le = (sw_level_extent *)self;
     sw_state *st = sw_state_of_type(Py_TYPE(self));
-    PyObject *level, *extent;
+    PyObject *level, *extent, *exact = NULL;
     int sign = 0;
 
     if (sw_state_check(st) < 0) {
@@ -49,26 +66,30 @@ sw_levelextent_init(PyObject *self, PyObject *args, PyObject *kwds)
         return -1;
     }
     if (sign < 0) {
-        PyErr_Format(PyExc_ValueError,
-                     SW_LEVELEXTENT_INIT ": level must be a non-negative int, got %S",
-                     level);
-        return -1;
+        return sw_levelextent_refuse(SW_LEVELEXTENT_INIT ": level must be a "
+                                     "non-negative int, got ", level);
     }
-    if (extent != st->whole) {
+    if (PyTuple_Check(extent)) {
+        /* An N-D block: copied, as Level copies it. */
+        exact = sw_level_block_tuple(extent, SW_LEVELEXTENT_INIT, "extent");
+        if (exact == NULL) {
+            return -1;
+        }
+        extent = exact;
+    }
+    else if (extent != st->whole) {
         if (!PyLong_CheckExact(extent)) {
             PyErr_Format(PyExc_TypeError,
-                         SW_LEVELEXTENT_INIT ": extent must be an int or Whole, got %s",
-                         Py_TYPE(extent)->tp_name);
+                         SW_LEVELEXTENT_INIT ": extent must be an int, a tuple "
+                         "of ints or Whole, got %s", Py_TYPE(extent)->tp_name);
             return -1;
         }
         if (PyLong_GetSign(extent, &sign) < 0) {
             return -1;
         }
         if (sign <= 0) {
-            PyErr_Format(PyExc_ValueError,
-                         SW_LEVELEXTENT_INIT ": extent must be a positive int or "
-                         "Whole, got %S", extent);
-            return -1;
+            return sw_levelextent_refuse(SW_LEVELEXTENT_INIT ": extent must be a "
+                                         "positive int or Whole, got ", extent);
         }
     }
     /* Checked again and set in one critical section: a self handed to
@@ -88,6 +109,7 @@ sw_levelextent_init(PyObject *self, PyObject *args, PyObject *kwds)
             le->level = Py_NewRef(level);   /* last: level marks it ready */
         }
         Py_END_CRITICAL_SECTION();
+        Py_XDECREF(exact);
         return status;
     }
 }
@@ -247,6 +269,7 @@ sw_levelextent_validate(PyObject *self, PyObject *context)
     sw_state *st = sw_state_of_type(Py_TYPE(self));
     PyObject *label = NULL, *layouts = NULL, *shapes = NULL, *src = NULL;
     PyObject *dst = NULL, *preimage = NULL, *expected = NULL, *result = NULL;
+    PyObject *size = NULL, *extent_text = NULL;
     Py_ssize_t level, nlayouts;
     int whole, cmp;
 
@@ -254,6 +277,19 @@ sw_levelextent_validate(PyObject *self, PyObject *context)
         return NULL;
     }
     whole = (le->extent == st->whole);
+    if (!whole) {
+        /* The coordinates one block spans, and how messages show it. */
+        size = sw_level_block_size(le->extent);
+        if (size == NULL) {
+            goto done;
+        }
+        extent_text = PyTuple_CheckExact(le->extent)
+            ? PyUnicode_FromFormat("%S (%S coordinates)", le->extent, size)
+            : PyObject_Str(size);
+        if (extent_text == NULL) {
+            goto done;
+        }
+    }
     label = sw_levelextent_dtype_label(st, context);
     if (label == NULL) {
         goto done;
@@ -300,7 +336,7 @@ sw_levelextent_validate(PyObject *self, PyObject *context)
         expected = PyLong_FromLong(1);
     }
     else {
-        PyObject *rem = PyNumber_Remainder(src, le->extent);   /* exact ints */
+        PyObject *rem = PyNumber_Remainder(src, size);   /* exact ints */
         if (rem == NULL) {
             goto done;
         }
@@ -310,12 +346,12 @@ sw_levelextent_validate(PyObject *self, PyObject *context)
             if (cmp > 0) {
                 PyErr_Format(PyExc_ValueError,
                              "%U: level %S has logical size %S, which is not "
-                             "divisible by the block extent %S",
-                             label, le->level, src, le->extent);
+                             "divisible by the block extent %U",
+                             label, le->level, src, extent_text);
             }
             goto done;
         }
-        expected = PyNumber_FloorDivide(src, le->extent);
+        expected = PyNumber_FloorDivide(src, size);
     }
     if (expected == NULL) {
         goto done;
@@ -347,7 +383,7 @@ sw_levelextent_validate(PyObject *self, PyObject *context)
                      "level %zd without a uniform preimage extent (targets "
                      "overlap or leave holes); expected %S source "
                      "coordinates per target", label, le->level, le->level,
-                     level + 1, whole ? src : le->extent);
+                     level + 1, whole ? src : size);
         goto done;
     }
     if (!PyLong_Check(preimage) || PyBool_Check(preimage)) {
@@ -361,14 +397,14 @@ sw_levelextent_validate(PyObject *self, PyObject *context)
     if (preimage == NULL) {
         goto done;
     }
-    cmp = PyObject_RichCompareBool(preimage, whole ? src : le->extent, Py_EQ);
+    cmp = PyObject_RichCompareBool(preimage, whole ? src : size, Py_EQ);
     if (cmp <= 0) {
         if (cmp == 0) {
             PyErr_Format(PyExc_ValueError,
                          "%U: the layout of adjacent edge %S maps %S source "
                          "coordinates onto each target of level %zd; the "
                          "extent requires %S", label, le->level, preimage,
-                         level + 1, whole ? src : le->extent);
+                         level + 1, whole ? src : size);
         }
         goto done;
     }
@@ -381,6 +417,8 @@ done:
     Py_XDECREF(dst);
     Py_XDECREF(expected);
     Py_XDECREF(preimage);
+    Py_XDECREF(size);
+    Py_XDECREF(extent_text);
     return result;
 }
 
@@ -390,8 +428,10 @@ static PyGetSetDef sw_levelextent_getset[] = {
     {"level", sw_levelextent_get_level, NULL,
      PyDoc_STR("The zero-based adjacent edge this rule constrains."), NULL},
     {"extent", sw_levelextent_get_extent, NULL,
-     PyDoc_STR("How many coordinates of level `level` share one coordinate "
-               "of level `level + 1`: a positive int, or Whole."), NULL},
+     PyDoc_STR("Which coordinates of level `level` share one coordinate "
+               "of level `level + 1`: a positive int (that many), an N-D "
+               "block's tuple of ints (the product of its entries), or "
+               "Whole (all of them)."), NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -399,8 +439,9 @@ static PyMethodDef sw_levelextent_methods[] = {
     {"validate", sw_levelextent_validate, METH_O,
      PyDoc_STR("validate($self, context, /)\n--\n\n"
                "Return None when edge `level` of the representation in "
-               "context maps blocks of `extent` coordinates onto one target "
-               "coordinate (all of them onto one for Whole); raise "
+               "context maps blocks of `extent` coordinates (the product of "
+               "a tuple extent) onto one target coordinate (all of them "
+               "onto one for Whole); raise "
                "ValueError naming the dtype, the level and the numbers "
                "otherwise.")},
     {"structure_extension", sw_levelextent_structure_extension, METH_NOARGS,
@@ -451,7 +492,9 @@ sw_levelextent_create_type(PyObject *module, sw_state *st)
         "The representation rule of one scale level: on adjacent edge "
         "`level`, every `extent` coordinates of level_shapes[level] map onto "
         "one coordinate of level_shapes[level + 1] (Whole: all of them onto "
-        "one).  level is an int >= 0; extent a positive int or Whole.  "
+        "one).  level is an int >= 0; extent a positive int, a tuple of at "
+        "least two ints >= 2 (an N-D block: extent counts the product of "
+        "its entries, as one coordinate of a level shape), or Whole.  "
         "BlockScaledDType derives one per level.");
     if (bases == NULL || ns == NULL) {
         goto done;
