@@ -194,6 +194,10 @@ def main() -> None:
     block = level.block
     per_element = bf16.bits + (DType.E8M0.bits / block if isinstance(block, int) else 0)
     assert per_element == 16.25 and not level.is_whole()
+    tile = Level(DType.E4M3, (16, 16))     # an N-D block: one scale per 16x16 tile
+    assert_type(tile.block_shape, tuple[int, ...] | None)
+    assert tile.block_shape == (16, 16) and tile.block_size == 256
+    assert level.block_shape == (32,) and Level(DType.Float32, Whole).block_shape is None
     nvfp4_like = SymbolicBits(4.5, 32)
     assert nvfp4_like.evaluate(1024) == 4.53125
 
@@ -208,6 +212,7 @@ def main() -> None:
     first_rule = bf16_mx.representation_rules[0]
     assert isinstance(first_rule, LevelExtent) and first_rule.extent == 32
     assert BlockScaledDType.from_name("MXFP4") is mxfp4
+    assert mxfp4.block_shape == (32,) and mxfp4.num_axes == 1
     assert pickle.loads(pickle.dumps(bf16_mx)) is bf16_mx
 
     # Conversions: each one's result has its target's type.

@@ -6,9 +6,9 @@ Each input (bytes from libFuzzer) is decoded by atheris.FuzzedDataProvider
 into one of:
 
   0. an unpickling payload: ``_reconstruct(name, structure)`` where the
-     structure is a registered descriptor's (built-ins, block-scaled
-     included, and one extension of every kind) after decoded mutations,
-     or a decoded value tree: str/int/float/bytes/None/Whole/descriptors,
+     structure is a registered descriptor's (built-ins, block-scaled with
+     1-D and N-D blocks, and one extension of every kind) after decoded
+     mutations, or a decoded value tree: str/int/float/bytes/None/Whole/descriptors,
      hostile str/int/float/tuple subclasses whose dunders raise, lists,
      tuples up to 200 000 long and nestings up to 100 000 deep;
   1. the same payload through ``pickle.loads`` of a crafted pickle;
@@ -83,6 +83,9 @@ _rich = RichSimple(f"AtRich_{PID}", bits=8, supertype=_cat)
 _pair = Pair(f"AtPair_{PID}", planes=[_simple, DType.E8M0], rules=[Rule(3)])
 _bs = BlockScaledDType(f"AtBs_{PID}", element=_simple,
                        levels=[Level(scale=DType.E8M0, block=16),
+                               Level(scale=_rich, block=Whole)])
+_nd = BlockScaledDType(f"AtNd_{PID}", element=_simple,
+                       levels=[Level(scale=DType.E4M3, block=(16, 16)),
                                Level(scale=_rich, block=Whole)])
 TARGETS = list(DType.registered())   # built-ins and the above
 SIMPLES = [d for d in TARGETS if isinstance(d, SimpleDType)]
@@ -283,7 +286,11 @@ def check_constructor(fdp):
         try:
             levels = [Level(scale=pick(fdp, SIMPLES) if fdp.ConsumeIntInRange(0, 4)
                             else value(fdp),
-                            block=pick(fdp, [1, 2, 16, 32, Whole, 2 ** 70, 0, None]))
+                            block=pick(fdp, [1, 2, 16, 32, Whole, 2 ** 70, 0, None,
+                                             (16, 16), (128, 128), (2, 3, 4), (1, 32),
+                                             (32,), (16, 0), (16, True), [16, 16],
+                                             (16, oracle.HostileInt(16)),
+                                             oracle.HostileTuple((16, 16))]))
                       for _ in range(fdp.ConsumeIntInRange(0, 3))]
         except (TypeError, ValueError):
             return

@@ -104,13 +104,14 @@ count_narrow_floats(PyObject *module, PyObject *iterable)
 }
 
 /* describe(dtype) -> str: "Float32: 32 bits", "Floating: category",
- * "MXFP4: E2M1 x E8M0/32", "NVFP4: E2M1 x E4M3/16 x Float32/whole". */
+ * "MXFP4: E2M1 x E8M0/32", "NVFP4: E2M1 x E4M3/16 x Float32/whole",
+ * "NVFP4_16x16: E2M1 x E4M3/16x16 x Float32/whole". */
 static PyObject *
 describe(PyObject *module, PyObject *dtype)
 {
     PyObject *name, *element = NULL, *scale = NULL, *text = NULL, *more;
     const char *utf8;
-    Py_ssize_t i, n, block;
+    Py_ssize_t i, n, ndim, shape[2];
 
     (void)module;
     name = SW_DType_Name(dtype);   /* new reference */
@@ -142,16 +143,23 @@ describe(PyObject *module, PyObject *dtype)
         n = SW_DType_NumLevels(dtype);
         for (i = 0; i < n && text != NULL; i++) {   /* innermost first */
             scale = SW_DType_LevelScale(dtype, i);  /* new reference */
-            block = SW_DType_LevelBlock(dtype, i);
-            if (scale == NULL || block < 0
+            /* the block as a shape: 0 dimensions for Whole, 1 for an int
+             * block, 2 or more for an N-D one (its first 2 extents kept) */
+            ndim = SW_DType_LevelBlockShape(dtype, i, shape, 2);
+            if (scale == NULL || ndim < 0
                 || (utf8 = SW_DType_NameUTF8(scale)) == NULL) {
                 goto error;
             }
-            if (block == SW_DTYPE_BLOCK_WHOLE) {
+            if (ndim == 0) {
                 more = PyUnicode_FromFormat("%U x %s/whole", text, utf8);
             }
+            else if (ndim == 1) {
+                more = PyUnicode_FromFormat("%U x %s/%zd", text, utf8, shape[0]);
+            }
             else {
-                more = PyUnicode_FromFormat("%U x %s/%zd", text, utf8, block);
+                more = PyUnicode_FromFormat("%U x %s/%zdx%zd%s", text, utf8,
+                                            shape[0], shape[1],
+                                            ndim > 2 ? "x..." : "");
             }
             Py_SETREF(text, more);
             Py_CLEAR(scale);
@@ -173,6 +181,48 @@ error:
     return NULL;
 }
 
+/* common_dtype(a, b) -> DType or None: the dtype to compute a and b in
+ * (their promotion), or None when they have none, so the caller chooses a
+ * cast.  "No join" is an answer, not an error: TryPromoteTypes reports it
+ * as 0 with no exception set, and -1 only for a bad argument. */
+static PyObject *
+common_dtype(PyObject *module, PyObject *args)
+{
+    PyObject *a, *b, *join;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OO:common_dtype", &a, &b)) {
+        return NULL;
+    }
+    switch (SW_DType_TryPromoteTypes(a, b, &join)) {
+    case 1:
+        return join;                /* new reference */
+    case 0:
+        Py_RETURN_NONE;             /* no join; no exception is set */
+    default:
+        return NULL;                /* TypeError: not a registered dtype */
+    }
+}
+
+/* find_dtype(name) -> DType or None: None when no dtype is registered
+ * under name.  Only that error is expected, so only that error is
+ * cleared, told apart by its type; any other (name not a str, an
+ * interpreter shutting down) propagates. */
+static PyObject *
+find_dtype(PyObject *module, PyObject *name)
+{
+    PyObject *dtype;
+
+    (void)module;
+    dtype = SW_DType_FromNameObject(name);     /* new reference */
+    if (dtype == NULL
+        && PyErr_ExceptionMatches(SW_DTypesAPI->UnknownNameError)) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return dtype;
+}
+
 static PyMethodDef swcheck_methods[] = {
     {"plane_bits", plane_bits, METH_O,
      "plane_bits(dtype) -> tuple: the width in bits of each plane."},
@@ -182,6 +232,10 @@ static PyMethodDef swcheck_methods[] = {
      "count_narrow_floats(iterable) -> int: how many items are."},
     {"describe", describe, METH_O,
      "describe(dtype) -> str: name and kind, or a block-scaled layout."},
+    {"common_dtype", common_dtype, METH_VARARGS,
+     "common_dtype(a, b) -> DType or None: their promotion, if any."},
+    {"find_dtype", find_dtype, METH_O,
+     "find_dtype(name) -> DType or None: the dtype of that name, if any."},
     {NULL, NULL, 0, NULL},
 };
 

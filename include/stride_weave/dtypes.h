@@ -31,7 +31,10 @@
  *   unregistered, so every borrowed pointer below stays valid for the life
  *   of the interpreter.
  * - Errors: functions returning a pointer return NULL, functions returning
- *   a number return -1, with an exception set.  SW_DType_Kind never fails.
+ *   a number return -1, with an exception set.  SW_DType_Kind never fails;
+ *   SW_DType_TryPromoteTypes reports "no join" as 0 without an exception.
+ *   stride_weave's own exception types are in the table (PromotionError,
+ *   UnknownNameError, version 4), for PyErr_ExceptionMatches.
  * - A descriptor argument of the wrong kind (the bits of a category, say)
  *   is a TypeError naming the function and what was given; an unregistered
  *   descriptor object (still under construction, or rejected) is a
@@ -61,7 +64,7 @@ extern "C" {
 
 /* The table version this header describes.  Each release that appends
  * fields increments it; fields are never removed, reordered or retyped. */
-#define SW_DTYPES_API_VERSION 3
+#define SW_DTYPES_API_VERSION 5
 
 /* What SW_DType_Kind returns. */
 #define SW_DTYPE_KIND_NONE 0            /* not a registered descriptor */
@@ -88,7 +91,8 @@ extern "C" {
 #define SW_CASTING_UNSAFE 4
 
 /* What SW_DType_LevelBlock returns for a level whose block is Whole (one
- * scale over the entire level below).  Integer blocks are always > 0. */
+ * scale over the entire level below), and SW_DType_LevelBlockShape its
+ * number of dimensions.  Integer blocks are always > 0. */
 #define SW_DTYPE_BLOCK_WHOLE 0
 
 typedef struct SW_DTypes_CAPI {
@@ -138,12 +142,14 @@ typedef struct SW_DTypes_CAPI {
     int (*Kind)(PyObject *op);
 
     /* The descriptor registered under name (UTF-8): a new reference.
-     * LookupError when no descriptor has that name; UnicodeDecodeError
-     * when name is not UTF-8.  Looks in the current interpreter's graph. */
+     * stride_weave.dtypes.UnknownNameError (a LookupError; the table's
+     * UnknownNameError from version 4) when no descriptor has that name;
+     * UnicodeDecodeError when name is not UTF-8.  Looks in the current
+     * interpreter's graph. */
     PyObject *(*FromName)(const char *name);
 
     /* The same for a Python str (or str subclass): a new reference.
-     * TypeError when name is not a str, LookupError when unknown. */
+     * TypeError when name is not a str, UnknownNameError when unknown. */
     PyObject *(*FromNameObject)(PyObject *name);
 
     /* The registered name of any registered descriptor: a new reference to
@@ -188,7 +194,9 @@ typedef struct SW_DTypes_CAPI {
 
     /* The block of level i of a block-scaled dtype: how many coordinates of
      * the level below share one scale (> 0), or SW_DTYPE_BLOCK_WHOLE (0)
-     * when the block is Whole.  OverflowError if it does not fit. */
+     * when the block is Whole.  OverflowError if it does not fit;
+     * ValueError for an N-D block (16x16), which LevelBlockShape
+     * (version 5) reads. */
     Py_ssize_t (*LevelBlock)(PyObject *dtype, Py_ssize_t i);
 
     /* The built-in block-scaled descriptors (borrowed): DType.MXFP4, ... */
@@ -244,11 +252,45 @@ typedef struct SW_DTypes_CAPI {
 
     /* The join of a and b in the default promotion lattice: a new
      * reference.  NULL with stride_weave.dtypes.PromotionError (a
-     * TypeError) when they have none, TypeError unless both are
-     * registered descriptors. */
+     * TypeError; the table's PromotionError from version 4) when they have
+     * none, TypeError unless both are registered descriptors.
+     * TryPromoteTypes (version 4) tells "no join" apart without raising. */
     PyObject *(*PromoteTypes)(PyObject *a, PyObject *b);
 
-    /* ---- version 4 appends here ----------------------------------------- */
+    /* ---- version 4 ------------------------------------------------------ */
+
+    /* The exception types of stride_weave that a C caller tells apart from
+     * the built-in ones (borrowed, valid for the life of the interpreter):
+     * test the error with PyErr_ExceptionMatches(api->PromotionError). */
+    PyObject *PromotionError;       /* stride_weave.dtypes.PromotionError, a
+                                       TypeError: two dtypes have no join
+                                       (PromoteTypes) */
+    PyObject *UnknownNameError;     /* stride_weave.dtypes.UnknownNameError,
+                                       a LookupError: no dtype has the name
+                                       (FromName, FromNameObject) */
+
+    /* The join of a and b in the default promotion lattice, telling "no
+     * join" apart from an error without raising: 1 with *result a new
+     * reference to the join; 0 with *result NULL and no exception set when
+     * a and b have none; -1 with *result NULL and an exception (TypeError
+     * unless both are registered descriptors, SystemError for a NULL
+     * argument). */
+    int (*TryPromoteTypes)(PyObject *a, PyObject *b, PyObject **result);
+
+    /* ---- version 5 ------------------------------------------------------ */
+
+    /* The block of level i of a block-scaled dtype as a shape: returns its
+     * number of dimensions, 1 for an int block, 2 or more for an N-D block
+     * (16x16: 2; only level 0 may have one), 0 for Whole, and stores its
+     * first min(ndim, n) extents (each > 0) in shape[0], shape[1], ...;
+     * call it with n == 0 (shape may then be NULL) to learn ndim.  -1 with
+     * IndexError when i is out of range, OverflowError when an extent to
+     * store does not fit (shape is then left unchanged), SystemError for a
+     * negative n or a NULL shape with n > 0. */
+    Py_ssize_t (*LevelBlockShape)(PyObject *dtype, Py_ssize_t i,
+                                  Py_ssize_t *shape, Py_ssize_t n);
+
+    /* ---- version 6 appends here ----------------------------------------- */
 } SW_DTypes_CAPI;
 
 #ifndef SW_DTYPES_IMPL    /* everything below is for consumers */
@@ -340,6 +382,8 @@ SW_DTypes_Import(void)
 #define SW_DType_NumLevels(op) (SW_DTypesAPI->NumLevels(op))
 #define SW_DType_LevelScale(op, i) (SW_DTypesAPI->LevelScale((op), (i)))
 #define SW_DType_LevelBlock(op, i) (SW_DTypesAPI->LevelBlock((op), (i)))
+#define SW_DType_LevelBlockShape(op, i, shape, n) \
+    (SW_DTypesAPI->LevelBlockShape((op), (i), (shape), (n)))
 #define SW_DType_FromDLPack(code, bits, lanes) \
     (SW_DTypesAPI->FromDLPack((code), (bits), (lanes)))
 #define SW_DType_ToDLPack(op, code, bits, lanes) \
@@ -348,6 +392,8 @@ SW_DTypes_Import(void)
 #define SW_DType_CanCast(from, to, casting) \
     (SW_DTypesAPI->CanCast((from), (to), (casting)))
 #define SW_DType_PromoteTypes(a, b) (SW_DTypesAPI->PromoteTypes((a), (b)))
+#define SW_DType_TryPromoteTypes(a, b, result) \
+    (SW_DTypesAPI->TryPromoteTypes((a), (b), (result)))
 
 #endif /* !SW_DTYPES_IMPL */
 

@@ -4,7 +4,9 @@
 (repeatable) imports a module first, so that the descriptors it registers are
 printed too; ``--name NAME`` prints one descriptor with its structure;
 ``--version`` prints the installed version; ``--promotions`` prints the
-default promotion lattice instead of the graph (``_promotions_view``).
+default promotion lattice instead of the graph, or the one ``--lattice
+MODULE:ATTRIBUTE`` names, and ``--promote A B`` the join of two dtypes
+(``_promotions_view``).
 
 Three forms of the same graph, with every registered descriptor (built-in and
 extension) in each:
@@ -89,6 +91,17 @@ def _class_name(d, attribute="__name__"):
     return _text(getattr(type(d), attribute), f"the {attribute} of a descriptor class")
 
 
+def _as_command_line(message):
+    """A miss's ``message`` with its advice to import a pack (``import
+    stride_weave.formats registers it``) given as this command's option."""
+    from stride_weave._packs import PACKS
+
+    for module, _ in PACKS:
+        message = message.replace(f"import {module} registers",
+                                  f"--import {module} registers")
+    return message
+
+
 def display_name(name, ascii_only=False):
     """Return ``name`` as printed: the one escaping of every text view.
 
@@ -119,11 +132,18 @@ def _bits_per_element_text(bpe):
     return f"{bpe.constant!r} + {bpe.whole_scale_bits}/n"
 
 
+def _block_text(level):
+    """``32`` for a 1-D block, ``16x16`` for an N-D block (its shape),
+    ``whole`` for Whole."""
+    if level.is_whole():
+        return "whole"
+    return "x".join(str(extent) for extent in level.block_shape)
+
+
 def _block_scaled_text(d, ascii_only):
     planes = [display_name(d.element.name, ascii_only)]
     for level in d.levels:
-        block = "whole" if level.is_whole() else str(level.block)
-        planes.append(f"{display_name(level.scale.name, ascii_only)} per {block}")
+        planes.append(f"{display_name(level.scale.name, ascii_only)} per {_block_text(level)}")
     return (
         f"block-scaled, planes {' + '.join(planes)}, "
         f"{_bits_per_element_text(d.bits_per_element)} bits per element"
@@ -580,10 +600,7 @@ def render_dot(descriptors, dtype_cls):
             continue
         planes = d.simple_types
         if _contract(d) == "block-scaled":
-            roles = ["element"] + [
-                f"scale per {'whole' if level.is_whole() else level.block}"
-                for level in d.levels
-            ]
+            roles = ["element"] + [f"scale per {_block_text(level)}" for level in d.levels]
         else:
             roles = [f"plane {i}" for i in range(len(planes))]
         for plane, role in zip(planes, roles):
@@ -687,6 +704,24 @@ def _parser(prog="python -m stride_weave"):
         "dtype with the dtypes directly above it, then the dtypes that take "
         "part in no implicit promotion and why (with --json or --dot: as JSON "
         "or Graphviz source)",
+    )
+    parser.add_argument(
+        "--lattice",
+        metavar="MODULE:ATTRIBUTE",
+        help="with --promotions or --promote: the PromotionLattice that "
+        "MODULE (a dotted module name, imported first) holds as ATTRIBUTE "
+        "(dotted for an attribute of an attribute), instead of the default "
+        "lattice; a module that raises while it is imported ends the command "
+        "with exit status 3",
+    )
+    parser.add_argument(
+        "--promote",
+        nargs=2,
+        metavar=("A", "B"),
+        help="print the dtype an operation on the dtypes named A and B "
+        "produces (their join in the default lattice, or in --lattice's); "
+        "when they have none, 'no promotion:' and why, with exit status 4 "
+        "(with --json: a document with 'join' and 'error')",
     )
     parser.add_argument(
         "--mappings",
@@ -826,10 +861,14 @@ def main(argv=None, prog="python -m stride_weave"):
     equivalents in the tree, ``--import MODULE`` (repeatable) to import
     modules that register descriptors first, ``--name NAME`` for one
     descriptor with its structure, ``--version`` for the version, ``--help``
-    for help. ``prog`` is the command name shown in usage messages. Returns
-    0, 1 when standard output was closed early (``... | head``), or 3
-    (``IMPORT_FAILED``) when a module given to ``--import`` raised while it
-    was imported (reported briefly on stderr, in full with ``--traceback``);
+    for help; ``--promotions`` for the default promotion lattice (or with
+    ``--lattice MODULE:ATTRIBUTE`` another one), ``--promote A B`` for the
+    join of two dtypes. ``prog`` is the command name shown in usage
+    messages. Returns 0, 1 when standard output was closed early (``... |
+    head``), 3 (``IMPORT_FAILED``) when a module given to ``--import`` or
+    ``--lattice`` raised while it was imported (reported briefly on stderr,
+    in full with ``--traceback``), or 4 when the two dtypes of
+    ``--promote`` have no join;
     a usage error (an unknown option, a module or name that is not found, a
     file name given to ``--import``) exits with status 2.
     """
@@ -848,20 +887,37 @@ def main(argv=None, prog="python -m stride_weave"):
     if args.promotions and (args.name is not None or args.mappings):
         parser.error("--promotions shows the promotion lattice: it does not "
                      "combine with --name or --mappings")
+    _check_lattice_options(parser, args)
     status = _import_modules(parser, args.imports, args.traceback)
     if status is not None:
         return status
+    lattice = None
+    if args.lattice is not None:
+        from stride_weave import _promotions_view as view
+
+        try:
+            lattice = view.load_lattice(parser, args.lattice, args.traceback,
+                                        sys.stderr, IMPORT_FAILED)
+        except view.LatticeLoadFailed as failed:
+            return failed.status
+    pair = None
+    if args.promote is not None:
+        pair = [_named_dtype(parser, "--promote", name) for name in args.promote]
     selected = None
     if args.name is not None:
         try:
             selected = DType.from_name(args.name)
         except LookupError as e:
-            parser.error(f"--name: {e.args[0] if e.args else e}")
+            parser.error(f"--name: {_as_command_line(e.args[0] if e.args else str(e))}")
 
     try:
         with _every_digit():
+            if pair is not None:
+                return _print_promote(lattice, args.lattice, pair, args.json,
+                                      args.ascii, sys.stdout)
             if args.promotions:
-                _print_promotions(args.json, args.dot, args.ascii, sys.stdout)
+                _print_promotions(args.json, args.dot, args.ascii, sys.stdout,
+                                  lattice, args.lattice)
             elif selected is not None:
                 _print_one(selected, args.json, args.ascii, sys.stdout)
             elif args.json:
@@ -968,10 +1024,50 @@ def _print_graph(ascii_requested, out, mappings=False):
     _print_lines(render(descriptors, DType, ascii_only=ascii_only, mappings=mappings), out)
 
 
-def _print_promotions(as_json, as_dot, ascii_requested, out):
+def _check_lattice_options(parser, args):
+    """Usage errors of --lattice and --promote (exit status 2)."""
+    if args.promote is not None and (args.promotions or args.name is not None
+                                     or args.mappings or args.dot):
+        parser.error("--promote answers for one pair: it does not combine with "
+                     "--promotions, --name, --mappings or --dot")
+    if args.lattice is not None and not args.promotions and args.promote is None:
+        parser.error("--lattice names the lattice that --promotions shows or "
+                     "--promote asks: give one of them")
+
+
+def _named_dtype(parser, option, name):
+    """The descriptor registered under ``name``; a usage error naming
+    ``option`` (with the names it suggests) when there is none."""
+    try:
+        return DType.from_name(name)
+    except LookupError as e:
+        parser.error(f"{option}: {e.args[0] if e.args else e}")
+
+
+def _print_promote(lattice, spec, pair, as_json, ascii_requested, out):
     from stride_weave import _promotions_view as view
 
-    lattice, descriptors = view.lattice_and_descriptors()
+    a, b = pair
+    if as_json:
+        data = view.promote_data(lattice, a, b, spec)
+        out.write(json_text(data))
+        out.write("\n")
+        out.flush()
+        joined = data["join"] is not None
+    else:
+        ascii_only = ascii_requested or not _can_encode(out, "".join(_UNICODE.values()))
+        lines = view.promote_lines(lattice, a, b, ascii_only)
+        _print_lines(lines, out)
+        joined = not lines[0].startswith("no promotion:")
+    return 0 if joined else view.NO_JOIN
+
+
+def _print_promotions(as_json, as_dot, ascii_requested, out, lattice=None,
+                      spec=None):
+    from stride_weave import _promotions_view as view
+
+    default, descriptors = view.lattice_and_descriptors()
+    lattice = default if lattice is None else lattice
     if as_json:
         out.write(json.dumps(view.promotions_data(lattice, descriptors), indent=2))
         out.write("\n")
@@ -980,7 +1076,9 @@ def _print_promotions(as_json, as_dot, ascii_requested, out):
         _print_lines(view.render_promotions_dot(lattice, descriptors), out)
     else:
         ascii_only = ascii_requested or not _can_encode(out, "".join(_UNICODE.values()))
-        print(f"Default promotion lattice: {len(lattice.dtypes)} dtypes, "
+        title = ("Default promotion lattice" if spec is None
+                 else f"Promotion lattice {dot_id_text(spec)}")
+        print(f"{title}: {len(lattice.dtypes)} dtypes, "
               f"{len(lattice.edges)} edges; under each dtype, the dtypes it "
               f"promotes to directly", file=out)
         print(file=out)

@@ -114,7 +114,9 @@ class DTypeCategory(DType):
     def __init__(self, name: str, *, supertype: DTypeCategory | None = None) -> None: ...
 
 class SimpleDType(DType):
-    """A simple dtype: one fixed-width scalar encoding beneath a category."""
+    """A simple dtype: one fixed-width scalar encoding beneath a category.
+
+    Give what its bits mean at construction: ``numeric_info=record``."""
 
     def __init__(self, name: str, *, bits: int, supertype: DTypeCategory,
                  numeric_info: NumericInfo | None = None) -> None: ...
@@ -146,7 +148,8 @@ class BlockScaledDType(CompoundDType):
     """A compound dtype: an encoded element times one scale per level.
 
     Concrete; planes `(element, *scales)`, rules one LevelExtent per level,
-    supertype `DType.Any`; unique by structure.
+    supertype `DType.Any`; unique by structure. Only level 0 may have an N-D
+    (tuple) block, and every later level is then Whole.
     """
 
     def __init__(
@@ -158,6 +161,8 @@ class BlockScaledDType(CompoundDType):
     def levels(self) -> tuple[Level, ...]: ...
     @property
     def num_axes(self) -> int: ...
+    @property
+    def block_shape(self) -> tuple[int, ...] | None: ...
     @property
     def bits_per_element(self) -> float | SymbolicBits: ...
     # A block-scaled dtype's supertype is always DType.Any.
@@ -192,14 +197,14 @@ class RepresentationRule(metaclass=RuleMeta):
 
 class LevelExtent(RepresentationRule):
     """The rule of one scale level: on adjacent edge `level`, every `extent`
-    coordinates of level `level` map onto one coordinate of level `level + 1`
-    (Whole: all of them onto one)."""
+    coordinates of level `level` (the product of a tuple extent) map onto one
+    coordinate of level `level + 1` (Whole: all of them onto one)."""
 
-    def __init__(self, level: int, extent: int | WholeExtent) -> None: ...
+    def __init__(self, level: int, extent: int | tuple[int, ...] | WholeExtent) -> None: ...
     @property
     def level(self) -> int: ...
     @property
-    def extent(self) -> int | WholeExtent: ...
+    def extent(self) -> int | tuple[int, ...] | WholeExtent: ...
 
 @final
 class WholeExtent:
@@ -216,20 +221,28 @@ Whole: Final[WholeExtent]
 class Level:
     """One scale level of a block-scaled format (immutable, hashable).
 
-    `block` coordinates of the level below share one `scale` value; `block`
-    is a positive int, or Whole for one scale over the entire level below.
+    The coordinates of the level below in one block share one `scale`
+    value; `block` is a positive int (a 1-D block), a tuple of at least two
+    ints, each at least 2 (an N-D block such as (16, 16)), or Whole for one
+    scale over the entire level below.
     """
 
-    def __new__(cls, scale: SimpleDType, block: int | WholeExtent) -> Level: ...
+    def __new__(cls, scale: SimpleDType, block: int | tuple[int, ...] | WholeExtent) -> Level: ...
     @property
     def scale(self) -> SimpleDType: ...
     @property
-    def block(self) -> int | WholeExtent: ...
+    def block(self) -> int | tuple[int, ...] | WholeExtent: ...
+    @property
+    def block_shape(self) -> tuple[int, ...] | None: ...
+    @property
+    def block_size(self) -> int | WholeExtent: ...
     def is_whole(self) -> bool: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
-    def __reduce__(self) -> tuple[type[Level], tuple[SimpleDType, int | WholeExtent]]: ...
+    def __reduce__(
+        self,
+    ) -> tuple[type[Level], tuple[SimpleDType, int | tuple[int, ...] | WholeExtent]]: ...
     def __copy__(self) -> Level: ...
     def __deepcopy__(self, memo: object, /) -> Level: ...
 
@@ -345,22 +358,40 @@ def register_numeric_info(dtype: SimpleDType, record: NumericInfo, /) -> None: .
 
 # The codec kernels behind stride_weave.codecs (options as exact ints; see
 # codecs.py for their meaning). Buffers: any object exporting the buffer
-# protocol.
+# protocol. A grid is a tuple of axes, each (extent, block, compact, batch,
+# row, col, expanded), with a layout (scales, R, C, align, group).
+_GridAxis = tuple[int, int, int, int, int, int, int]
+_GridLayout = tuple[int, int, int, int, int]
+
 def _codec_encode(
     values: object, out: object, dtype: SimpleDType, source: int, rounding: int,
-    overflow: int, nan: int, nan_code: int, seed: int, /,
+    overflow: int, nan: int, nan_code: int, nan_code_negative: int, seed: int, sign: int,
+    threads: int, path: int = 0, /,
 ) -> None: ...
-def _codec_decode(codes: object, out: object, dtype: SimpleDType, to_f64: int, /) -> None: ...
-def _codec_pack(codes: object, out: object, dtype: SimpleDType, /) -> None: ...
-def _codec_unpack(data: object, out: object, dtype: SimpleDType, count: int, /) -> None: ...
+def _codec_decode(
+    codes: object, out: object, dtype: SimpleDType, out_type: int, threads: int, /
+) -> None: ...
+def _codec_pack(codes: object, out: object, dtype: SimpleDType, threads: int, /) -> None: ...
+def _codec_unpack(
+    data: object, out: object, dtype: SimpleDType, count: int, threads: int, /
+) -> None: ...
 def _codec_quantize(
     values: object, elements: object, scales: tuple[object, ...], dtype: BlockScaledDType,
-    rows: int, length: int, scale_rule: int, rounding: int, seed: int, packed: int, /,
+    axes: tuple[_GridAxis, ...], layout: _GridLayout, scale_rule: int, rounding: int,
+    seed: int, packed: int, amax_floor: float, threads: int, path: int = 0, /,
 ) -> None: ...
 def _codec_dequantize(
     elements: object, scales: tuple[object, ...], out: object, dtype: BlockScaledDType,
-    rows: int, length: int, packed: int, nonfinite_error: int, /,
+    axes: tuple[_GridAxis, ...], layout: _GridLayout, packed: int, nonfinite_error: int,
+    out_type: int, threads: int, /,
 ) -> None: ...
+def _codec_relayout(
+    scales: object, out: object, dtype: BlockScaledDType, axes: tuple[_GridAxis, ...],
+    layout: _GridLayout, to_axes: tuple[_GridAxis, ...], to_layout: _GridLayout, /,
+) -> int | None: ...
+def _codec_scale_offset(
+    axes: tuple[_GridAxis, ...], layout: _GridLayout, coords: tuple[int, ...], /
+) -> int: ...
 
 # ---- kinds, casting and promotion (docs/relations.md) ----------------------
 
@@ -391,6 +422,14 @@ class PromotionLattice:
     def edges(self) -> tuple[tuple[DType, DType], ...]: ...
     @property
     def scalar_defaults(self) -> dict[_ScalarKind, DType]: ...
+    @property
+    def undefined(self) -> tuple[tuple[DType, DType], ...]: ...
+    @property
+    def is_default(self) -> bool: ...
+    @property
+    def lossy(self) -> bool: ...
+    @property
+    def mixed_scalars(self) -> bool: ...
     def promote_types(self, a: DType, b: DType, /) -> DType: ...
     def result_type(self, *operands: _Operand) -> DType: ...
     def extend(
@@ -400,10 +439,12 @@ class PromotionLattice:
         *,
         lossy: bool = False,
         scalar_defaults: dict[_ScalarKind, DType] | None = None,
+        mixed_scalars: bool | None = None,
+        undefined: Iterable[tuple[DType, DType]] = (),
     ) -> PromotionLattice: ...
     def __copy__(self) -> Self: ...
     def __deepcopy__(self, memo: object, /) -> Self: ...
-    def __reduce__(self) -> NoReturn: ...
+    def __reduce__(self) -> tuple[object, tuple[object, ...]]: ...
 
 def isdtype(dtype: DType, kind: _Kind, /) -> bool: ...
 def can_cast(from_: DType, to: DType, /, casting: _Casting = "safe") -> bool: ...
@@ -417,6 +458,7 @@ def _promotion_exclusion(dtype: DType, /) -> str | None: ...
 # The (code, bits, lanes) of a DLPack capsule's DLDataType, for
 # stride_weave.interop.dtype_of(); not for other code.
 def _dlpack_dtype(capsule: object, /) -> tuple[int, int, int]: ...
+def _dlpack_buffer(capsule: object, /) -> object: ...
 
 # The C API capsule "stride_weave._dtypes._C_API", for C extensions through
 # <stride_weave/dtypes.h> (docs/c-api.md); not for Python code.
@@ -434,8 +476,23 @@ class UnknownNameError(LookupError):
 _C_API: object
 
 def _reconstruct(
-    name: str, structure: Structure, module: str | None = None, /
+    name: str,
+    structure: Structure,
+    module: str | None = None,
+    numeric: tuple[object, ...] | None = None,
+    /,
 ) -> DType: ...
+def _reconstruct_lattice(
+    version: int,
+    dtypes: tuple[DType, ...],
+    edges: tuple[tuple[DType, DType], ...],
+    lossy: bool,
+    is_default: bool,
+    scalar_defaults: tuple[DType | None, DType | None, DType | None, DType | None],
+    mixed_scalars: bool,
+    undefined: tuple[tuple[DType, DType], ...],
+    /,
+) -> PromotionLattice: ...
 def unpickle_imports() -> bool | tuple[str, ...]:
     """Which modules unpickling a descriptor may import to find a name that
     is not registered: True (any importable module), False (none) or the
@@ -445,6 +502,7 @@ def unpickle_imports() -> bool | tuple[str, ...]:
     'stride_weave.unpickle_imports'.  A malformed variable is a ValueError
     at the policy's first use."""
 
+def _unpickle_imports_environment() -> bool | tuple[str, ...]: ...
 def set_unpickle_imports(allow: bool | Iterable[str], /) -> bool | tuple[str, ...]:
     """Set which modules unpickling may import and return the previous
     setting: an iterable of module name prefixes (added to the declared

@@ -175,16 +175,17 @@ class Plane(NamedTuple, Generic[F]):
     """One plane of a block-scaled format, converted to a target library.
 
     ``role`` is ``"element"`` or ``"scale"``; ``level`` is the scale level
-    (innermost 0; ``None`` for the element plane); ``block`` is how many
-    coordinates of the level below share one scale (an int, or ``Whole``;
-    ``None`` for the element plane); ``foreign`` is the target library's
+    (innermost 0; ``None`` for the element plane); ``block`` is the level's
+    block, the coordinates of the level below that share one scale (an int
+    for a 1-D block, a tuple of ints for an N-D block such as ``(16, 16)``,
+    or ``Whole``; ``None`` for the element plane); ``foreign`` is the target library's
     dtype for the plane (its type is the conversion's: ``numpy.dtype`` for
     ``"numpy"``, :class:`DLPackDType` for ``"dlpack"``...)."""
 
     role: Literal["element", "scale"]
     level: int | None
     dtype: SimpleDType
-    block: int | WholeExtent | None
+    block: int | tuple[int, ...] | WholeExtent | None
     foreign: F
 
 
@@ -586,8 +587,7 @@ def _resolve(target: str, value: Any) -> Any:
             try:
                 found = module.dtype(name)
             except TypeError:
-                ml_dtypes = importlib.import_module("ml_dtypes")
-                found = module.dtype(getattr(ml_dtypes, name))
+                found = module.dtype(_ml_dtypes_type(name))
             own = found.name
         elif target == "arrow":
             found = getattr(module, name)()
@@ -601,12 +601,45 @@ def _resolve(target: str, value: Any) -> Any:
             own = str(found).removeprefix("torch.")
         if own != name:
             raise TypeError(f"{_library(target)} calls it {own!r}")
+    except _Unavailable:
+        raise   # says why, and what to install
     except (AttributeError, ImportError) as exc:
         raise _Unavailable(
             f"{name!r} does not name {_a(target)} dtype here ({exc})") from exc
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name!r} does not name {_a(target)} dtype: {exc}") from exc
     _remember(key, found)
+    return found
+
+
+#: The command that installs an ml_dtypes with every format numpy is
+#: mapped to, and the formats 0.5 added.
+_ML_DTYPES_INSTALL = "python -m pip install 'ml_dtypes>=0.5'"
+_ML_DTYPES_0_5 = frozenset({"float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn",
+                            "float8_e8m0fnu"})
+
+
+def _ml_dtypes_type(name: str) -> Any:
+    """ml_dtypes' type ``name``, which numpy knows once ml_dtypes is
+    imported. _Unavailable, saying how to install ml_dtypes, when it is not
+    installed, or is older than a format it lacks; AttributeError or
+    ImportError otherwise."""
+    try:
+        ml_dtypes = importlib.import_module("ml_dtypes")
+    except ModuleNotFoundError as exc:
+        if exc.name != "ml_dtypes":
+            raise   # ml_dtypes is there, a module it imports is not
+        raise _Unavailable(
+            f"{name!r} is a numpy dtype only with ml_dtypes, which is not installed "
+            f"(install it with: {_ML_DTYPES_INSTALL})") from exc
+    found = getattr(ml_dtypes, name, None)
+    if found is None and name in _ML_DTYPES_0_5:
+        raise _Unavailable(
+            f"{name!r} is not in the installed ml_dtypes "
+            f"{getattr(ml_dtypes, '__version__', '(version unknown)')} "
+            f"(install a version that has it with: {_ML_DTYPES_INSTALL})")
+    if found is None:
+        raise AttributeError(f"module 'ml_dtypes' has no attribute {name!r}")
     return found
 
 

@@ -15,10 +15,12 @@ this module says which one. Every built-in simple dtype has a record:
 
 The records are metadata kept beside the descriptors (descriptors are
 immutable); they are not part of a descriptor's ``structure()`` and do not
-travel in pickles. Extension authors attach a record to their own simple
-dtypes with :func:`register_numeric_info`, built with
+travel in pickles. Extension authors give their own simple dtype its
+record when they make it, ``SimpleDType(name, bits=..., supertype=...,
+numeric_info=record)``, with the record built by
 :meth:`NumericInfo.floating`, :meth:`NumericInfo.integer` or
-:meth:`NumericInfo.boolean`.
+:meth:`NumericInfo.boolean`: the dtype is registered with it, so no code
+ever sees the dtype without it.
 
 Query with :func:`numeric_info` (any simple dtype that has a record),
 :func:`finfo` (floating-point and complex formats) or :func:`iinfo`

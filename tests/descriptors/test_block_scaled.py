@@ -1104,7 +1104,11 @@ def test_reduce_is_the_reconstructor_with_name_and_structure():
         module = () if d in builtins else (__name__,)
         assert args[0][0] == d.name and args[1:] == module
         assert fn(*args) is d
-        assert d.__reduce_ex__(1)[1] == (d.name, d.structure()) + module
+        # protocols 0 and 1: the version-1 payload, then (an extension with
+        # planes of its own) the numeric records the record states last
+        v1 = d.__reduce_ex__(1)[1]
+        assert v1[:2 + len(module)] == (d.name, d.structure()) + module
+        assert v1[2 + len(module):] == (() if d in builtins else (args[0][-1],))
     for protocol in PROTOCOLS:
         assert b"ImplementationDetail" not in pickle.dumps(sub, protocol=protocol)
 
@@ -1456,3 +1460,213 @@ def test_parent_refuses_a_child_pickle_of_a_different_chain(
         for word in _VARIANTS[variant][2]:
             assert word in msg.lower() or word in msg, (variant, word, str(info.value))
     assert DType.from_name(fname) is fmt and fmt.structure() == before
+
+
+# --------------------------------------------------------------------------
+# N-D blocks: a tuple block at level 0, every later level Whole
+# --------------------------------------------------------------------------
+
+def nd_levels(block=(16, 16)):
+    return [Level(DType.E4M3, block), Level(DType.Float32, Whole)]
+
+
+@pytest.mark.parametrize("levels, shape", [
+    ([Level(DType.E8M0, 32)], (32,)),
+    ([Level(DType.E4M3, 16), Level(DType.Float32, Whole)], (16,)),
+    ([Level(DType.E8M0, 8), Level(DType.E4M3, 4)], (8,)),
+    ([Level(DType.E4M3, (16, 16)), Level(DType.Float32, Whole)], (16, 16)),
+    ([Level(DType.Float32, (128, 128))], (128, 128)),
+    ([Level(DType.Float32, (2, 3, 4))], (2, 3, 4)),
+    ([Level(DType.Float32, Whole)], None),
+], ids=["mx", "nv", "two-int", "16x16+whole", "128x128", "3-d", "whole-only"])
+def test_block_shape_is_level_zeros_block_as_a_shape(levels, shape):
+    d = make(levels)
+    assert d.block_shape == shape
+    assert d.block_shape == d.levels[0].block_shape
+
+
+@pytest.mark.parametrize("name, shape", [
+    ("MXFP8_E4M3", (32,)), ("MXFP8_E5M2", (32,)), ("MXFP6_E3M2", (32,)),
+    ("MXFP6_E2M3", (32,)), ("MXFP4", (32,)), ("MXINT8", (32,)), ("NVFP4", (16,))])
+def test_builtins_block_shapes_are_one_dimensional(name, shape):
+    assert getattr(DType, name).block_shape == shape
+
+
+def test_nd_level_zero_keeps_its_tuple_rules_and_planes():
+    element = fresh_element()
+    d = make(nd_levels(), element)
+    assert d.levels == (Level(DType.E4M3, (16, 16)), Level(DType.Float32, Whole))
+    assert d.levels[0].block == (16, 16) and type(d.levels[0].block) is tuple
+    assert d.simple_types == (element, DType.E4M3, DType.Float32)
+    assert [(r.level, r.extent) for r in d.representation_rules] == [(0, (16, 16)),
+                                                                     (1, Whole)]
+    assert all(type(r) is LevelExtent for r in d.representation_rules)
+
+
+def test_num_axes_keeps_counting_levels_that_are_not_whole():
+    """An N-D block is one level of blocks: num_axes does not count its
+    dimensions."""
+    assert make(nd_levels()).num_axes == 1
+    assert make([Level(DType.Float32, (128, 128))]).num_axes == 1
+    assert make([Level(DType.Float32, (2, 2, 2, 2))]).num_axes == 1
+
+
+@pytest.mark.parametrize("element_bits, levels, expected", [
+    (4, nd_levels(), SymbolicBits(4.03125, 32)),                       # 4 + 8/256
+    (8, [Level(DType.E8M0, (32, 32))], 8.0078125),                     # 8 + 8/1024
+    (8, [Level(DType.Float32, (128, 128))], 8.001953125),              # 8 + 32/16384
+    (8, [Level(DType.Float32, 128)], 8.25),                            # 8 + 32/128
+    (4, [Level(DType.E8M0, (2, 3, 4))], float(4 + Fraction(8, 24))),
+], ids=["16x16+whole", "32x32", "128x128", "1x128", "2x3x4"])
+def test_bits_per_element_divides_each_scale_by_the_block_product(element_bits, levels,
+                                                                  expected):
+    d = make(levels, fresh_element(bits=element_bits))
+    assert type(d.bits_per_element) is type(expected)
+    assert d.bits_per_element == expected
+
+
+@pytest.mark.parametrize("levels, message", [
+    ([Level(DType.E4M3, (16, 16)), Level(DType.Float32, 4)],
+     "BlockScaledDType.__init__(): levels[0] has the N-D block (16, 16), so every later "
+     "level must be Whole, got block=4 at levels[1]"),
+    ([Level(DType.E4M3, (16, 16)), Level(DType.Float32, (2, 2))],
+     "BlockScaledDType.__init__(): only levels[0] may have an N-D (tuple) block, got "
+     "(2, 2) at levels[1]"),
+    ([Level(DType.E4M3, 16), Level(DType.Float32, (2, 2))],
+     "BlockScaledDType.__init__(): only levels[0] may have an N-D (tuple) block, got "
+     "(2, 2) at levels[1]"),
+    ([Level(DType.E4M3, 16), Level(DType.E4M3, 2), Level(DType.Float32, (2, 2))],
+     "BlockScaledDType.__init__(): only levels[0] may have an N-D (tuple) block, got "
+     "(2, 2) at levels[2]"),
+    ([Level(DType.E4M3, (16, 16)), Level(DType.E4M3, 2), Level(DType.Float32, Whole)],
+     "BlockScaledDType.__init__(): levels[0] has the N-D block (16, 16), so every later "
+     "level must be Whole, got block=2 at levels[1]"),
+], ids=["int-after-nd", "nd-after-nd", "nd-at-1", "nd-at-2", "int-between"])
+def test_an_nd_block_off_level_zero_or_under_a_later_integer_level_is_refused(levels,
+                                                                            message):
+    """Refused before the name is registered: the name stays free."""
+    name = unique_name("BSnd")
+    info = assert_refused_and_name_free(
+        ValueError, lambda: BlockScaledDType(name, element=ERR_ELEMENT, levels=levels),
+        name)
+    assert str(info.value) == message
+
+
+def test_nd_structure_is_a_tuple_of_int_leaves():
+    d = make(nd_levels())
+    assert field(d.structure(), "levels") == (
+        ("Level", ("scale", ref(DType.E4M3)), ("block", ("int:16", "int:16"))),
+        ("Level", ("scale", ref(DType.Float32)), ("block", "whole")))
+    assert field(d.structure(), "representation_rules") == (
+        LevelExtent(0, (16, 16)).structure(), LevelExtent(1, Whole).structure())
+    assert all(type(leaf) is str for leaf in walk_leaves(d.structure()))
+
+
+def test_large_nd_entries_use_the_hex_int_encoding():
+    d = make([Level(DType.Float32, (2 ** 70, 2))])
+    assert field(d.structure(), "levels")[0][2] == ("block", (f"int:{hex(2 ** 70)}", "int:2"))
+
+
+@pytest.mark.parametrize("second", [
+    [Level(DType.E4M3, (16, 32)), Level(DType.Float32, Whole)],
+    [Level(DType.E4M3, (32, 16)), Level(DType.Float32, Whole)],
+    [Level(DType.E4M3, (16, 16, 2)), Level(DType.Float32, Whole)],
+    [Level(DType.E4M3, 256), Level(DType.Float32, Whole)],
+    [Level(DType.E4M3, 16), Level(DType.Float32, Whole)],
+    [Level(DType.E4M3, (16, 16))],
+], ids=["16x32", "32x16", "3-d", "same-size-int", "int", "no-whole"])
+def test_an_nd_chain_differing_in_its_block_is_a_different_format(second):
+    element = fresh_element()
+    a = make(nd_levels(), element)
+    b = make(second, element)
+    assert a is not b and a.structure() != b.structure()
+
+
+def test_uniqueness_by_structure_covers_nd_blocks():
+    class Alias(BlockScaledDType, abstract=False):
+        pass
+
+    element = fresh_element()
+    first = make(nd_levels(), element)
+    for cls in (BlockScaledDType, Alias):
+        name = unique_name("BSndDup")
+        with refused(ValueError) as info:
+            cls(name, element=element, levels=nd_levels((16, 16)))
+        assert first.name in str(info.value)
+        assert_unregistered(name)
+
+
+def test_ensure_names_a_differing_nd_block_and_both_values():
+    element = fresh_element()
+    d = make(nd_levels(), element)
+    assert BlockScaledDType.ensure(d.name, element=element, levels=nd_levels()) is d
+    for block, theirs in [((16, 32), "(16, 32) (tuple)"), (16, "16 (int)"),
+                          ((16, 16, 2), "(16, 16, 2) (tuple)")]:
+        with refused(ValueError) as info:
+            BlockScaledDType.ensure(d.name, element=element, levels=nd_levels(block))
+        assert ("at BlockScaledDType.levels[0].Level.block: registered (16, 16) (tuple), "
+                f"this definition has {theirs}") in str(info.value)
+
+
+def test_derived_nd_rules_validate_a_representation_counted_in_blocks():
+    """4096 elements in 16x16 blocks: 16 scales, then one whole scale."""
+    from test_level_extent import make_context
+
+    d = make(nd_levels())
+    ctx = make_context([4096, 16, 1], [256, 16], dtype=d)
+    for rule in d.representation_rules:
+        assert rule.validate(ctx) is None
+    with pytest.raises(ValueError, match=re.escape(d.name)):
+        d.representation_rules[0].validate(make_context([4096, 17, 1], [256, 17], dtype=d))
+
+
+ND_CHAINS = st.tuples(
+    st.integers(1, 64),
+    st.lists(st.integers(2, 2 ** 20), min_size=2, max_size=4).map(tuple),
+    st.one_of(st.none(), st.integers(1, 64)),
+).map(lambda c: ((c[0], c[1]),) + (() if c[2] is None else ((c[2], Whole),)))
+
+
+def _product(block):
+    size = 1
+    for extent in block:
+        size *= extent
+    return size
+
+
+@settings(max_examples=40, deadline=None)
+@given(element_bits=st.integers(1, 64), chain=ND_CHAINS)
+def test_property_nd_chains_follow_the_formula_and_register_once(element_bits, chain):
+    """For random N-D chains: bits_per_element is element bits plus level
+    0's scale bits over the block's product (SymbolicBits under a final
+    Whole), block_shape is the tuple, num_axes is 1, and the same chain
+    never registers twice."""
+    element = fresh_element(bits=element_bits)
+    d = make(levels_of(chain), element)
+    (scale_bits, block) = chain[0]
+    constant = float(Fraction(element_bits) + Fraction(scale_bits, _product(block)))
+    if len(chain) == 2:
+        assert d.bits_per_element == SymbolicBits(constant, chain[1][0])
+    else:
+        assert type(d.bits_per_element) is float and d.bits_per_element == constant
+    assert d.block_shape == block and d.num_axes == 1
+    assert field(d.structure(), "levels")[0][2] == (
+        "block", tuple(f"int:{b}" for b in block))
+    name = unique_name("BSndProp")
+    with refused(ValueError):
+        BlockScaledDType(name, element=element, levels=levels_of(chain))
+    assert_unregistered(name)
+
+
+def test_help_says_what_num_axes_counts_and_where_an_nd_block_is():
+    import pydoc
+
+    text = " ".join(pydoc.render_doc(BlockScaledDType, renderer=pydoc.plaintext).split())
+    assert ("num_axes counts the levels that are not Whole (nested levels of blocks), "
+            "not tensor axes") in text
+    assert "Level 0's block may be N-D, a tuple such as (16, 16) (block_shape)" in text
+    assert "It does not count tensor axes" in BlockScaledDType.num_axes.__doc__
+    assert "(16, 16)" in BlockScaledDType.block_shape.__doc__
+    level_help = " ".join(pydoc.render_doc(Level, renderer=pydoc.plaintext).split())
+    assert "a tuple of at least two ints, each at least 2 (an N-D block" in level_help
+    assert "block_shape" in level_help and "block_size" in level_help

@@ -20,7 +20,7 @@ OWNED = [
     "name", "value", "supertype", "supertypes", "is_subtype_of",
     "is_category", "is_simple", "is_compound", "structure", "from_name",
     "registered", "bits", "simple_types", "num_carriers",
-    "representation_rules", "element", "levels", "num_axes",
+    "representation_rules", "element", "levels", "num_axes", "block_shape",
     "bits_per_element", "is_opaque_storage", "__eq__", "__ne__", "__lt__",
     "__le__", "__gt__", "__ge__", "__hash__", "__reduce__", "__reduce_ex__",
     "__getstate__", "__setstate__", "__copy__", "__deepcopy__",

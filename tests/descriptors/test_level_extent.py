@@ -2,8 +2,9 @@
 
 ``LevelExtent(level, extent)`` is a RepresentationRule.  ``level`` is the
 zero-based adjacent edge (an exact non-negative int), ``extent`` an exact
-positive int or ``Whole``; a wrong type is a TypeError, a wrong range a
-ValueError.  ``validate(context)`` reads
+positive int, an N-D block's tuple of at least two ints >= 2 (which counts
+the product of its entries), or ``Whole``; a wrong type is a TypeError, a
+wrong range a ValueError.  ``validate(context)`` reads
 
     src = context.level_shapes[level].logical_size
     dst = context.level_shapes[level + 1].logical_size
@@ -12,8 +13,9 @@ ValueError.  ``validate(context)`` reads
 and raises ValueError (naming the dtype, the level and the numbers) when
 there is no such edge; for an integer extent when src is not divisible by
 extent, dst != src // extent, or adj.uniform_preimage_extent(level_shapes[level + 1])
-is None or differs from extent; for Whole when dst != 1 or the uniform
-preimage extent is not src.  Otherwise it returns None.
+is None or differs from extent; a tuple extent is compared as the product of
+its entries; for Whole when dst != 1 or the uniform preimage extent is not
+src.  Otherwise it returns None.
 
 The contexts here are small fakes implementing the documented protocol
 (stride_weave._typing.RepresentationValidationContext).
@@ -187,12 +189,12 @@ def test_negative_level_is_a_value_error(level):
         LevelExtent(level, 32)
 
 
-@pytest.mark.parametrize("extent", [True, False, 32.0, "32", None, (32,),
+@pytest.mark.parametrize("extent", [True, False, 32.0, "32", None, [16, 16],
                                     _IntSub(32), WholeExtent, DType.Float32],
-                         ids=["True", "False", "float", "str", "None", "tuple",
+                         ids=["True", "False", "float", "str", "None", "list",
                               "int-subclass", "WholeExtent-class", "descriptor"])
 def test_extent_of_wrong_type_is_a_type_error(extent):
-    """extent must be an exact int or Whole."""
+    """extent must be an exact int, a tuple of ints or Whole."""
     with refused(TypeError, match="extent"):
         LevelExtent(0, extent)
 
@@ -201,6 +203,38 @@ def test_extent_of_wrong_type_is_a_type_error(extent):
 def test_non_positive_extent_is_a_value_error(extent):
     with refused(ValueError, match="extent"):
         LevelExtent(0, extent)
+
+
+def test_nd_extent_is_kept_as_an_exact_tuple():
+    class Pair(tuple):
+        def __iter__(self):
+            raise AssertionError("user __iter__ must not run")
+
+    for extent in ((16, 16), Pair((16, 16)), (_IntSub(16), 16)):
+        rule = LevelExtent(0, extent)
+        assert rule.extent == (16, 16) and type(rule.extent) is tuple
+        assert [type(e) for e in rule.extent] == [int, int]
+    assert repr(LevelExtent(0, (128, 128))) == "LevelExtent(level=0, extent=(128, 128))"
+
+
+@pytest.mark.parametrize("extent, error, message", [
+    ((1, 32), ValueError, "LevelExtent(): extent (1, 32) has fewer than two entries above "
+                          "1: it is the 1-D block 32, spelled extent=32"),
+    ((32,), ValueError, "LevelExtent(): extent (32,) has fewer than two entries above 1: "
+                        "it is the 1-D block 32, spelled extent=32"),
+    ((16, 1, 16), ValueError, "LevelExtent(): every entry of a tuple extent is at least 2, "
+                              "got (16, 1, 16): its blocks are those of extent=(16, 16)"),
+    ((16, 0), ValueError, "LevelExtent(): the entries of a tuple extent must be positive, "
+                          "got 0 at index 1"),
+    ((16, True), TypeError, "LevelExtent(): the entries of a tuple extent must be ints "
+                            "(not bools), got bool at index 1"),
+    ((16, 16.0), TypeError, "LevelExtent(): the entries of a tuple extent must be ints "
+                            "(not bools), got float at index 1"),
+])
+def test_a_tuple_extent_follows_the_rules_of_a_tuple_block(extent, error, message):
+    with refused(error) as info:
+        LevelExtent(0, extent)
+    assert str(info.value).startswith(message)
 
 
 def test_missing_or_extra_arguments_are_type_errors():
@@ -224,6 +258,13 @@ def test_structure_carries_level_and_extent():
 def test_structure_extension_is_level_and_extent():
     assert LevelExtent(3, 16).structure_extension() == (3, 16)
     assert LevelExtent(1, Whole).structure_extension() == (1, Whole)
+
+
+def test_a_tuple_extent_is_a_tuple_of_int_leaves():
+    assert LevelExtent(0, (16, 16)).structure() == (
+        "RepresentationRule", IDENTITY, ("extension", ("int:0", ("int:16", "int:16"))))
+    assert LevelExtent(0, (16, 16)).structure_extension() == (0, (16, 16))
+    assert LevelExtent(0, (16, 16)).structure() != LevelExtent(0, 256).structure()
 
 
 def test_equal_parameters_give_equal_structures_and_others_differ():
@@ -332,6 +373,40 @@ def test_validate_on_a_later_edge_names_that_level():
 
 
 # --------------------------------------------------------------------------
+# validate(context): N-D extent, compared as the product of its entries
+# --------------------------------------------------------------------------
+
+def test_validate_accepts_an_nd_edge_counted_by_the_product():
+    """A 16x16 block spans 256 coordinates of level 0: 1024 elements are
+    4 blocks, each the preimage of 256 coordinates."""
+    ctx = make_context([1024, 4], [256])
+    assert LevelExtent(0, (16, 16)).validate(ctx) is None
+    assert LevelExtent(0, (128, 128)).validate(make_context([3 * 16384, 3], [16384])) is None
+
+
+def test_validate_nd_indivisible_source_names_the_block_and_its_size():
+    ctx = make_context([1000, 3], [256])
+    msg = assert_refused(LevelExtent(0, (16, 16)), ctx, 1000, 256)
+    assert "(16, 16) (256 coordinates)" in msg, msg
+
+
+def test_validate_nd_wrong_target_size_is_a_value_error():
+    ctx = make_context([1024, 5], [256])
+    assert_refused(LevelExtent(0, (16, 16)), ctx, 1024, 4, 5)
+
+
+def test_validate_nd_different_preimage_is_a_value_error():
+    """The layout maps 16 coordinates onto each target, not 256."""
+    ctx = make_context([1024, 4], [16])
+    assert_refused(LevelExtent(0, (16, 16)), ctx, 16, 256)
+
+
+def test_validate_nd_non_uniform_preimage_is_a_value_error():
+    ctx = make_context([1024, 4], [None])
+    assert_refused(LevelExtent(0, (16, 16)), ctx, 256)
+
+
+# --------------------------------------------------------------------------
 # validate(context): Whole extent
 # --------------------------------------------------------------------------
 
@@ -391,13 +466,23 @@ def test_validate_refusal_does_not_change_the_rule():
 # Property: validate agrees with the documented decision procedure
 # --------------------------------------------------------------------------
 
+def _size(extent):
+    if type(extent) is not tuple:
+        return extent
+    size = 1
+    for entry in extent:
+        size *= entry
+    return size
+
+
 def _spec_accepts(level, extent, sizes, preimages):
     if level >= len(preimages):
         return False
     src, dst, pre = sizes[level], sizes[level + 1], preimages[level]
     if extent is Whole:
         return dst == 1 and pre is not None and pre == src
-    return src % extent == 0 and dst == src // extent and pre == extent
+    size = _size(extent)
+    return src % size == 0 and dst == src // size and pre == size
 
 
 @settings(max_examples=150, deadline=None)
@@ -407,15 +492,17 @@ def test_property_validate_follows_the_spec(data):
     conditions hold and raises ValueError otherwise."""
     n_edges = data.draw(st.integers(0, 4), label="edges")
     level = data.draw(st.integers(0, 5), label="level")
-    extent = data.draw(st.one_of(st.integers(1, 64), st.just(Whole)), label="extent")
+    extent = data.draw(st.one_of(
+        st.integers(1, 64), st.just(Whole),
+        st.lists(st.integers(2, 8), min_size=2, max_size=3).map(tuple)), label="extent")
     sizes = [data.draw(st.integers(1, 4096), label="size0")]
     preimages = []
     for i in range(n_edges):
         src = sizes[-1]
         honest = data.draw(st.booleans(), label=f"honest{i}")
         if honest and i == level:
-            dst = 1 if extent is Whole else max(src // extent, 1)
-            pre = src if extent is Whole else extent
+            dst = 1 if extent is Whole else max(src // _size(extent), 1)
+            pre = src if extent is Whole else _size(extent)
         else:
             dst = data.draw(st.integers(1, 4096), label=f"dst{i}")
             pre = data.draw(st.one_of(st.none(), st.integers(1, 4096)), label=f"pre{i}")

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 import _child_defs
 from _child_defs import BUILTIN_NAMES, KINDS, MISMATCHED
 from support import assert_exited, child_env, registry_unchanged, run_python, unique_name
+from support.child import child_report
 from stride_weave import _dtypes
-from stride_weave.dtypes import DType, SimpleDType
+from stride_weave.dtypes import BlockScaledDType, DType, Level, SimpleDType, Whole
 
 PROTOCOLS = [0, 1, 2, 3, 4, 5]
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -181,6 +182,14 @@ def _all_descriptors(ext):
     return [_builtin(n) for n in BUILTIN_NAMES] + [ext[k] for k in KINDS]
 
 
+def _states_records(d):
+    """Whether d's pickle states numeric records: d defines a simple dtype
+    (itself, or a plane) that is not a built-in."""
+    planes = ([d] if d.is_simple() else list(d.simple_types) if d.is_compound()
+              else [])
+    return any(p.name not in BUILTIN_NAMES for p in planes)
+
+
 def test_reduce_is_reconstructor_with_name_and_structure(family):
     _, ext = family
     for d in _all_descriptors(ext):
@@ -197,10 +206,16 @@ def test_reduce_is_reconstructor_with_name_and_structure(family):
         assert r[0](*r[1]) is d
         if not builtin:
             assert type(r[1][1]) is str and r[1][1] == _defining_module(d), (d, r)
-        # Protocols 0 and 1 carry the version-1 payload, (name, structure).
+        # Protocols 0 and 1 carry the version-1 payload, (name, structure),
+        # then the module and the numeric records the record states after
+        # its structure (an extension that defines a simple dtype).
         v1 = d.__reduce_ex__(1)[1]
-        assert len(v1) == (2 if builtin else 3) and v1[:2] == (d.name, d.structure())
-        assert v1[2:] == r[1][1:]
+        states = _states_records(d)
+        assert len(v1) == (2 if builtin else 4 if states else 3), (d, v1)
+        assert v1[:2] == (d.name, d.structure())
+        assert v1[2:3] == r[1][1:]
+        if states:
+            assert v1[3] == record[-1] and type(v1[3]) is tuple, (d, v1)
 
 
 def test_reduce_ex_agrees_with_reduce_for_every_protocol(family):
@@ -617,10 +632,13 @@ def test_wrong_argument_count_raises_type_error():
         rec()
     with pytest.raises(TypeError):
         rec("Float32")
-    with pytest.raises(TypeError, match=r"takes 2 or 3 arguments"):
-        rec("Float32", _s32(), None, None)
-    # The third argument is the optional module hint: a str or None.
+    with pytest.raises(TypeError, match=r"takes 2 to 4 arguments"):
+        rec("Float32", _s32(), None, None, None)
+    # The third argument is the optional module hint: a str or None; the
+    # fourth the numeric records stated (None: none stated).
     assert rec("Float32", _s32(), None) is DType.Float32
+    assert rec("Float32", _s32(), None, None) is DType.Float32
+    assert rec("Float32", _s32(), None, ()) is DType.Float32
     with pytest.raises(TypeError, match=r"module of 'Float32' must be a str or None, got int"):
         rec("Float32", _s32(), 5)
 
@@ -1050,3 +1068,145 @@ def test_huge_width_round_trips_and_mismatch_reports_cleanly():
         _dtypes._reconstruct(d.name, payload)
     assert "Exceeds the limit" not in str(info.value), str(info.value)[:300]
     assert "bits" in str(info.value)
+
+
+# --------------------------------------------------------------------------
+# N-D blocks: a tuple block in the structure, the record and the pickle
+# --------------------------------------------------------------------------
+
+def _nd_format(block=(16, 16), whole=True, prefix="PkND"):
+    """A new N-D format on a fresh element (a structure no other test has)."""
+    element = SimpleDType(unique_name(prefix + "El"), bits=4, supertype=DType.Floating)
+    levels = [Level(DType.E4M3, block)] + ([Level(DType.Float32, Whole)] if whole else [])
+    return BlockScaledDType(unique_name(prefix), element=element, levels=levels)
+
+
+def test_an_nd_record_carries_the_block_as_a_tuple_of_ints():
+    d = _nd_format()
+    record = d.__reduce__()[1][0]
+    e4m3 = DType.E4M3.__reduce__()[1][0]
+    float32 = DType.Float32.__reduce__()[1][0]
+    # a descriptor's record ends with what it states about numeric records
+    # (here: its element has none); inside another record it is cut off
+    element = d.element.__reduce__()[1][0][:-1]
+    assert record == ((d.name, 4) + element + (2,) + e4m3 + ((16, 16),)
+                      + float32 + (None, (), (None,)))
+    block = record[record.index((16, 16))]
+    assert type(block) is tuple and all(type(b) is int for b in block)
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_nd_formats_round_trip_to_their_identity(protocol):
+    for d in (_nd_format(), _nd_format((128, 128), whole=False), _nd_format((2, 3, 4))):
+        assert pickle.loads(pickle.dumps(d, protocol)) is d
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(block=st.lists(st.one_of(st.integers(2, 512), st.integers(2, 2 ** 80)),
+                      min_size=2, max_size=5).map(tuple),
+       whole=st.booleans(), protocol=st.sampled_from(PROTOCOLS))
+def test_property_random_nd_blocks_round_trip_structure_and_identity(block, whole, protocol):
+    """For any tuple block: the structure records it as int leaves, the
+    pickle loads as the same descriptor, and a version-1 payload of its
+    structure, rebuilt from fresh objects, loads too."""
+    d = _nd_format(block, whole)
+    assert d.structure()[2][1][0][2] == ("block", tuple(
+        f"int:{b}" if b < 2 ** 63 else f"int:{hex(b)}" for b in block))
+    assert pickle.loads(pickle.dumps(d, protocol)) is d
+    assert _dtypes._reconstruct(d.name, _rebuild(d.structure())) is d
+    assert pickle.loads(_crafted_pickle(d.name, _rebuild(d.structure()), protocol)) is d
+
+
+def _with_block(record, old, new):
+    i = record.index(old)
+    return record[:i] + (new,) + record[i + 1:]
+
+
+@pytest.mark.parametrize("sent, described", [
+    (16, "16 (int)"),
+    (256, "256 (int)"),
+    ((16, 32), "(16, 32) (tuple)"),
+    ((32, 16), "(32, 16) (tuple)"),
+    ((16, 16, 2), "(16, 16, 2) (tuple)"),
+    ((16,), "(16,) (tuple)"),
+    (None, "Whole"),
+])
+def test_an_nd_block_mismatch_names_the_path_and_both_values(sent, described):
+    d = _nd_format()
+    record = d.__reduce__()[1][0]
+    expected = (f"cannot unpickle descriptor {d.name!r}: the pickled structure differs "
+                f"from the one registered in this process at "
+                f"BlockScaledDType.levels[0].Level.block: registered (16, 16) (tuple), "
+                f"pickle has {described}")
+    with registry_unchanged():
+        with pytest.raises(ValueError) as new:
+            _dtypes._reconstruct(_with_block(record, (16, 16), sent))
+    assert str(new.value) == expected
+    # the version-1 form of the same payload says the same
+    s = d.structure()
+    leaf = "whole" if sent is None else (
+        f"int:{sent}" if type(sent) is int else tuple(f"int:{b}" for b in sent))
+    payload = _replace_at(s, (2, 1, 0, 2), ("block", leaf))
+    with registry_unchanged():
+        with pytest.raises(ValueError) as old:
+            _dtypes._reconstruct(d.name, payload)
+    assert str(old.value) == expected
+
+
+def test_a_tuple_block_sent_for_an_int_block_is_named():
+    record = DType.NVFP4.__reduce__()[1][0]
+    with registry_unchanged():
+        with pytest.raises(ValueError) as info:
+            _dtypes._reconstruct(_with_block(record, 16, (16, 16)))
+    assert str(info.value).endswith(
+        "at BlockScaledDType.levels[0].Level.block: registered 16 (int), "
+        "pickle has (16, 16) (tuple)")
+
+
+@pytest.mark.parametrize("sent", [
+    ("16", 16), (16, 16.0), (True, 16), ((16,), 16), [16, 16], (16, None), 16.0, "16",
+], ids=["str-entry", "float-entry", "bool-entry", "nested", "list", "none-entry",
+        "float", "str"])
+def test_a_malformed_block_in_a_record_is_a_value_error(sent):
+    d = _nd_format()
+    record = d.__reduce__()[1][0]
+    with registry_unchanged():
+        with pytest.raises(ValueError) as info:
+            _dtypes._reconstruct(_with_block(record, (16, 16), sent))
+    assert str(info.value) == (
+        f"cannot unpickle descriptor {d.name!r}: malformed pickle record: expected an "
+        f"int, None or tuple of ints block, got {type(sent).__name__}")
+
+
+def test_a_child_with_the_same_nd_format_loads_its_own_identity_and_another_block_is_named():
+    """Across processes: the receiver's own registration is the identity; a
+    receiver whose format has another block refuses with the path."""
+    element = SimpleDType(unique_name("PkNDxEl"), bits=4, supertype=DType.Floating)
+    name = unique_name("PkNDx")
+    d = BlockScaledDType(name, element=element,
+                         levels=[Level(DType.E4M3, (16, 16)), Level(DType.Float32, Whole)])
+    data = {p: pickle.dumps(d, p).hex() for p in PROTOCOLS}
+    code = textwrap.dedent("""
+        import json, pickle, sys
+        from stride_weave.dtypes import BlockScaledDType, DType, Level, SimpleDType, Whole
+        element_name, name, block, data = json.loads(sys.argv[1])
+        element = SimpleDType(element_name, bits=4, supertype=DType.Floating)
+        d = BlockScaledDType(name, element=element, levels=[
+            Level(DType.E4M3, tuple(block) if type(block) is list else block),
+            Level(DType.Float32, Whole)])
+        out = {}
+        for p, payload in data.items():
+            try:
+                out[p] = "identity" if pickle.loads(bytes.fromhex(payload)) is d else "other"
+            except Exception as e:
+                out[p] = [type(e).__name__, str(e)]
+        print(json.dumps(out))
+    """)
+    same = child_report(code, json.dumps([element.name, name, [16, 16], data]))
+    assert same == {str(p): "identity" for p in PROTOCOLS}
+    other = child_report(code, json.dumps([element.name, name, 256, data]))
+    for p in PROTOCOLS:
+        kind, message = other[str(p)]
+        assert kind == "ValueError"
+        assert message.endswith("at BlockScaledDType.levels[0].Level.block: registered "
+                                "256 (int), pickle has (16, 16) (tuple)"), message

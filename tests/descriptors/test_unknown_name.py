@@ -211,6 +211,10 @@ import json, sys
 from stride_weave.dtypes import DType, SimpleDType
 if sys.argv[1] == "pack":
     import stride_weave.formats
+elif sys.argv[1] == "16x16 taken":
+    # Another module holds a block-scaled name of the pack.
+    from stride_weave.dtypes import BlockScaledDType, Level
+    BlockScaledDType("NVFP4_16x16", element=DType.E2M1, levels=[Level(DType.E4M3, 16)])
 elif sys.argv[1] == "Int16 taken":
     # Another module holds one of the pack's names: the pack's import fails.
     SimpleDType("Int16", bits=16, supertype=DType.Integer)
@@ -307,3 +311,155 @@ def test_after_a_pack_import_stopped_half_way_a_miss_still_advises_the_import():
         "no descriptor is registered under the name 'Int64'; "
         "import stride_weave.formats registers it")
     assert report["reimported"]
+
+
+def test_a_miss_on_a_block_scaled_pack_name_says_which_import_registers_it():
+    assert child_report(_MISSES_IN_A_FRESH_PROCESS, "no pack", "NVFP4_16x16",
+                        "FP8_E4M3_1x128") == [
+        "no descriptor is registered under the name 'NVFP4_16x16'; "
+        "import stride_weave.formats registers it",
+        "no descriptor is registered under the name 'FP8_E4M3_1x128'; "
+        "import stride_weave.formats registers it",
+    ]
+
+
+def test_a_block_scaled_pack_name_another_module_holds_blocks_the_advice():
+    assert child_report(_MISSES_IN_A_FRESH_PROCESS, "16x16 taken", "Float16") == [
+        "no descriptor is registered under the name 'Float16'; "
+        "stride_weave.formats defines it, but cannot be imported in this "
+        "process: another module registered 'NVFP4_16x16', one of its names",
+    ]
+
+
+def test_after_a_pack_import_stopped_among_its_block_scaled_formats_the_advice_stays():
+    """The pack's own block-scaled formats left by a stopped import block
+    nothing: a miss still advises the import, which then completes."""
+    report = child_report(r"""
+        import json, sys
+        from stride_weave import _dtypes
+        from stride_weave.dtypes import DType
+
+        # Stop the pack's import at its second block-scaled format: the
+        # stand-in runs as code of the pack's module, as the pack's call does.
+        real = _dtypes.BlockScaledDType
+        pack = {"__name__": "stride_weave.formats", "real": real}
+        exec("def stopping(name, **kwargs):\n"
+             "    if name == 'MXFP8_E4M3_32x32':\n"
+             "        raise RuntimeError('interrupted')\n"
+             "    return real(name, **kwargs)\n", pack)
+        pack["stopping"].registered = real.registered
+        _dtypes.BlockScaledDType = pack["stopping"]
+        try:
+            import stride_weave.formats
+        except RuntimeError:
+            pass
+        finally:
+            _dtypes.BlockScaledDType = real
+        registered = [d.name for d in DType.registered()
+                      if d.name in ("NVFP4_16x16", "MXFP8_E4M3_32x32")]
+        try:
+            DType.from_name("FP8_E4M3_128x128")
+        except LookupError as exc:
+            message = str(exc)
+        sys.modules.pop("stride_weave.formats", None)
+        import stride_weave.formats as formats
+        print(json.dumps({"message": message, "registered": registered,
+                          "reimported": [d.name for d in formats.BLOCK_SCALED]}))
+    """)
+    assert report["registered"] == ["NVFP4_16x16"]
+    assert report["message"] == (
+        "no descriptor is registered under the name 'FP8_E4M3_128x128'; "
+        "import stride_weave.formats registers it")
+    assert report["reimported"] == ["NVFP4_16x16", "MXFP8_E4M3_32x32",
+                                    "FP8_E4M3_128x128", "FP8_E4M3_1x128"]
+
+
+# ---- other libraries' names ------------------------------------------------
+
+_FOREIGN_QUERIES = ("float8_e4m3fn", "torch.float8_e4m3fn", "float4_e2m1fn",
+                    "float8_e8m0fnu", "float32", "int8", "bfloat16", "np.float16",
+                    "half", "float8_e4m3")
+
+
+def test_a_miss_on_another_librarys_name_suggests_its_format():
+    """numpy's, ml_dtypes' and torch's names are natural first guesses: a
+    miss on one suggests the format it names (a pack format with the import
+    that registers it); a name that means another format suggests nothing
+    (ml_dtypes' float8_e4m3 has infinities: it is not E4M3)."""
+    assert child_report(_MISSES_IN_A_FRESH_PROCESS, "no pack", *_FOREIGN_QUERIES) == [
+        "no descriptor is registered under the name 'float8_e4m3fn'; did you mean 'E4M3'?",
+        "no descriptor is registered under the name 'torch.float8_e4m3fn'; did you mean "
+        "'E4M3'?",
+        "no descriptor is registered under the name 'float4_e2m1fn'; did you mean 'E2M1'?",
+        "no descriptor is registered under the name 'float8_e8m0fnu'; did you mean 'E8M0'?",
+        "no descriptor is registered under the name 'float32'; did you mean 'Float32'?",
+        "no descriptor is registered under the name 'int8'; did you mean 'Int8'?",
+        "no descriptor is registered under the name 'bfloat16'; did you mean 'BFloat16'? "
+        "(import stride_weave.formats registers 'BFloat16')",
+        "no descriptor is registered under the name 'np.float16'; did you mean 'Float16'? "
+        "(import stride_weave.formats registers 'Float16')",
+        "no descriptor is registered under the name 'half'; did you mean 'Float16'? "
+        "(import stride_weave.formats registers 'Float16')",
+        "no descriptor is registered under the name 'float8_e4m3'",
+    ]
+
+
+def test_another_librarys_name_follows_the_pack_state():
+    """Once the pack is imported its formats are suggested without the
+    advice; once its import cannot succeed, they are not suggested."""
+    assert child_report(_MISSES_IN_A_FRESH_PROCESS, "pack", "bfloat16", "short") == [
+        "no descriptor is registered under the name 'bfloat16'; did you mean 'BFloat16'?",
+        "no descriptor is registered under the name 'short'; did you mean 'Int16'?",
+    ]
+    assert child_report(_MISSES_IN_A_FRESH_PROCESS, "Int16 taken", "bfloat16",
+                        "float16", "short") == [
+        "no descriptor is registered under the name 'bfloat16'; did you mean 'Float64'?",
+        "no descriptor is registered under the name 'float16'; did you mean 'Float64'?",
+        "no descriptor is registered under the name 'short'; did you mean 'Int16'?",
+    ]
+
+
+def test_the_foreign_names_are_those_of_the_built_in_and_pack_formats():
+    """Every numpy and torch name of a built-in or pack format's interop
+    mapping is in the table, for that format; the other entries are numpy's
+    synonyms of those names; every entry names a built-in or a pack format,
+    and no foreign name is listed twice."""
+    report = child_report('''
+        import json
+        import stride_weave.formats
+        from stride_weave import _dtypes, _packs, interop
+        from stride_weave.dtypes import DType
+
+        table = dict(_dtypes._FOREIGN_NAMES)
+        mapped, wrong = set(), []
+        for d in DType.registered():
+            if not d.is_simple():
+                continue
+            m = interop.mapping(d)
+            for foreign in (m.numpy, m.torch):
+                if foreign is not None:
+                    mapped.add(foreign)
+                    if table.get(foreign) != d.name:
+                        wrong.append([foreign, d.name, table.get(foreign)])
+        synonyms = {}
+        try:
+            import numpy as np
+        except ImportError:
+            np = None
+        for foreign, ours in table.items():
+            if foreign not in mapped and np is not None:
+                synonyms[foreign] = [str(np.dtype(foreign)),
+                                     interop.mapping(DType.from_name(ours)).numpy]
+        print(json.dumps({"wrong": wrong, "pairs": len(_dtypes._FOREIGN_NAMES),
+                          "names": len(table), "synonyms": synonyms,
+                          "targets": sorted(set(table.values())),
+                          "known": sorted({d.name for d in DType.registered()}),
+                          "numpy": np is not None}))
+    ''')
+    assert report["wrong"] == []
+    assert report["pairs"] == report["names"]
+    assert set(report["targets"]) <= set(report["known"])
+    if report["numpy"]:
+        assert sorted(report["synonyms"]) == ["bool_", "cdouble", "double", "half",
+                                              "short", "single"]
+        assert all(a == b for a, b in report["synonyms"].values()), report["synonyms"]

@@ -178,6 +178,44 @@ def test_the_pairs_numpy_calls_safe_do_lose_values():
         assert int(converted.real) != value     # compared as exact integers
 
 
+# ml_dtypes calls every cast from int8 and from uint8 to its float8, float6
+# and float4 formats safe; by value none is (docs/relations.md).
+ML_DTYPES_SUB_16 = {"float8_e4m3fn": "E4M3", "float8_e5m2": "E5M2",
+                    "float8_e4m3fnuz": "E4M3FNUZ", "float8_e5m2fnuz": "E5M2FNUZ",
+                    "float8_e8m0fnu": "E8M0", "float6_e3m2fn": "E3M2",
+                    "float6_e2m3fn": "E2M3", "float4_e2m1fn": "E2M1"}
+
+
+@pytest.mark.parametrize("source", ["int8", "uint8"])
+def test_the_8_bit_integer_casts_ml_dtypes_calls_safe_lose_values(source):
+    import ml_dtypes
+
+    import stride_weave.formats as F
+
+    ours = {"int8": DType.Int8, "uint8": F.UInt8}[source]
+    every = np.arange(np.iinfo(source).min, np.iinfo(source).max + 1).astype(source)
+    lossy = {}
+    for name, our_name in ML_DTYPES_SUB_16.items():
+        target = getattr(ml_dtypes, name)
+        assert np.can_cast(np.dtype(source), np.dtype(target), "safe"), name
+        back = every.astype(target).astype(np.float64)
+        changed = every[back != every.astype(np.float64)]     # NaN included
+        lossy[name] = len(changed)
+        assert can_cast(ours, DType.from_name(our_name)) is False, name
+    assert all(count > 0 for count in lossy.values()), lossy
+
+
+def test_the_documented_values_of_the_8_bit_integer_casts():
+    import ml_dtypes
+
+    def through(value, source, target):
+        return float(np.array(value, dtype=source).astype(getattr(ml_dtypes, target)))
+
+    assert through(17, "int8", "float8_e4m3fn") == 16.0
+    assert through(-128, "int8", "float4_e2m1fn") == -6.0
+    assert np.isnan(through(0, "uint8", "float8_e8m0fnu"))
+
+
 # same_kind and the levels around it.
 
 def test_same_kind_follows_numpys_order_of_kinds():

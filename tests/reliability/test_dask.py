@@ -306,3 +306,223 @@ def test_the_dask_plugin_is_a_worker_plugin():
     assert isinstance(plugin, distributed.WorkerPlugin)
     assert plugin.name == "mine" and plugin.worker_setup.modules == ("json",)
     assert pickle.loads(pickle.dumps(plugin)).worker_setup == plugin.worker_setup
+
+
+# --- the pre-flight check: stride_weave.workers.check_dask --------------------------
+# Names and structures travel as plain data (client.run), so a worker that
+# cannot load a descriptor says so and keeps running; the client gets one
+# WorkerLoadError naming the workers, what they lack and the remedy.
+
+_CHECK_HEAD = ("check_dask: {n} of {n} workers cannot load what the client would send "
+               "them (a task argument a worker cannot load ends that worker):")
+_NOT_REGISTERED = ("cannot unpickle descriptor {name!r}: no descriptor is registered under "
+                   "that name in this process, and its module {module!r} was not imported: ")
+
+
+def _not_allowed(name, module):
+    """The workers' LookupError for a module their policy does not allow."""
+    return (_NOT_REGISTERED.format(name=name, module=module)
+            + "it is not under the allowed module prefixes ('_autoimport_ext', "
+              "'stride_weave.formats') (allow it with stride_weave.dtypes."
+              "set_unpickle_imports, the environment variable STRIDE_WEAVE_UNPICKLE_IMPORTS "
+              "or the entry-point group 'stride_weave.unpickle_imports' of its "
+              "distribution) (import or register its definition before loading)")
+
+
+def _check_failure(client, *descriptors):
+    from stride_weave import workers
+
+    with pytest.raises(workers.WorkerLoadError) as info:
+        workers.check_dask(client, *descriptors)
+    return info.value
+
+
+def _workers(client):
+    return sorted(client.scheduler_info()["workers"])
+
+
+def _made_as(module, name, bits=8):
+    """A SimpleDType whose pickle names ``module``: made by code running as
+    that module, as a script's or a module's top level makes one."""
+    from stride_weave.dtypes import SimpleDType
+
+    namespace = {"__name__": module, "SimpleDType": SimpleDType, "DType": DType}
+    exec(f"made = SimpleDType({name!r}, bits={bits}, supertype=DType.Floating)", namespace)
+    return namespace["made"]
+
+
+def _define_on_this_worker(name, bits):
+    """Run on the workers: register ``name`` with ``bits`` bits there."""
+    from stride_weave.dtypes import SimpleDType
+
+    return SimpleDType.ensure(name, bits=bits, supertype=DType.Floating).name
+
+
+def test_check_dask_returns_the_workers_when_every_worker_loads_them(client):
+    import _autoimport_ext as ext
+    from stride_weave import workers
+
+    assert workers.check_dask(client, DType.Float32, DType.NVFP4, ext.TAGGED,
+                              ext.MXFLOAT16) == tuple(_workers(client))
+    assert workers.check_dask(client) == tuple(_workers(client))
+
+
+def test_check_dask_names_the_module_the_workers_do_not_allow_and_its_remedy_works(
+        tmp_path, monkeypatch):
+    from support import unique_name
+    from stride_weave import workers
+
+    modname = unique_name("sw_not_allowed").lower()
+    name = unique_name("NotAllowed")
+    (tmp_path / f"{modname}.py").write_text(textwrap.dedent(f"""
+        from stride_weave.dtypes import DType, SimpleDType
+        FP12 = SimpleDType({name!r}, bits=12, supertype=DType.Floating)
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))   # before the workers start
+    module = __import__(modname)
+    with local_cluster_client() as c:
+        addresses = _workers(c)
+        error = _check_failure(c, DType.E4M3, module.FP12)
+        assert str(error) == "\n".join([
+            _CHECK_HEAD.format(n=2),
+            f"- {name!r} (module {modname!r}) on {', '.join(addresses)}: "
+            + _not_allowed(name, modname),
+            f"  remedy: stride_weave.workers.register_with_dask(client, {modname!r}): it "
+            f"allows and imports {modname!r} on every worker, those that join later "
+            "included",
+        ])
+        assert error.missing == {a: (name,) for a in addresses}
+        assert _workers(c) == addresses        # nothing was lost
+        assert set(c.run(_loaded, modname).values()) == {False}
+        workers.register_with_dask(c, modname)   # the remedy, as given
+        assert workers.check_dask(c, DType.E4M3, module.FP12) == tuple(addresses)
+        assert c.submit(echo, module.FP12, pure=False).result(timeout=TIMEOUT) \
+            is module.FP12
+
+
+def test_check_dask_names_the_module_the_workers_cannot_import(
+        client, tmp_path, monkeypatch):
+    client_only_module = _client_only_module(tmp_path, monkeypatch)
+    modname = client_only_module.__name__
+    name = client_only_module.ONLY_HERE.name
+    addresses = _workers(client)
+    error = _check_failure(client, client_only_module.ONLY_HERE)
+    assert str(error) == "\n".join([
+        _CHECK_HEAD.format(n=2),
+        f"- {name!r} (module {modname!r}) on {', '.join(addresses)}: "
+        + _not_allowed(name, modname),
+        f"  remedy: install {modname!r} on the workers (a single-file module: "
+        f"client.upload_file(path)), then stride_weave.workers.register_with_dask(client, "
+        f"{modname!r})",
+    ])
+    assert _workers(client) == addresses
+
+
+def test_check_dask_names_a_definition_of_main_and_the_define_remedy(client):
+    from support import unique_name
+
+    name = unique_name("MainOnly")
+    addresses = _workers(client)
+    error = _check_failure(client, DType.Float32, _made_as("__main__", name))
+    assert str(error) == "\n".join([
+        _CHECK_HEAD.format(n=2),
+        f"- {name!r} (module '__main__') on {', '.join(addresses)}: "
+        + _NOT_REGISTERED.format(name=name, module="__main__")
+        + "__main__ is never imported (import or register its definition before loading)",
+        f"  remedy: {name!r} is defined in the client's __main__, which no worker imports: "
+        "register it on the workers with stride_weave.workers.register_with_dask(client, "
+        "define=f), where f makes it with SimpleDType.ensure(...)",
+    ])
+    assert error.missing == {a: (name,) for a in addresses}
+    assert _workers(client) == addresses
+
+
+def test_check_dask_names_a_module_that_does_not_register_the_name(client):
+    from support import unique_name
+
+    name = unique_name("NotInExt")
+    addresses = _workers(client)
+    error = _check_failure(client, _made_as("_autoimport_ext", name))
+    assert str(error) == "\n".join([
+        _CHECK_HEAD.format(n=2),
+        f"- {name!r} (module '_autoimport_ext') on {', '.join(addresses)}: cannot "
+        f"unpickle descriptor {name!r}: no descriptor is registered under that name in "
+        "this process, also after importing its module '_autoimport_ext' (import or "
+        "register its definition before loading)",
+        "  remedy: the workers' '_autoimport_ext' registers no " + repr(name) + " when "
+        "imported: install the client's version of '_autoimport_ext' on the workers, or "
+        "register it there with stride_weave.workers.register_with_dask(client, "
+        "'_autoimport_ext', define=f)",
+    ])
+    assert _workers(client) == addresses
+
+
+def test_check_dask_names_a_different_definition_on_the_workers(client):
+    from support import unique_name
+
+    name = unique_name("Differs")
+    addresses = _workers(client)
+    assert set(client.run(_define_on_this_worker, name, 16).values()) == {name}
+    error = _check_failure(client, _made_as("mylib.formats", name, bits=8))
+    assert str(error) == "\n".join([
+        _CHECK_HEAD.format(n=2),
+        f"- {name!r} (module 'mylib.formats') on {', '.join(addresses)}: cannot unpickle "
+        f"descriptor {name!r}: the pickled structure differs from the one registered in "
+        "this process at "
+        "SimpleDType.bits: registered 16 (int), pickle has 8 (int)",
+        "  remedy: install the client's version of 'mylib.formats' on the workers",
+    ])
+    assert _workers(client) == addresses
+
+
+def test_check_dask_on_a_cluster_without_workers():
+    from stride_weave import workers
+
+    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1",
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster, timeout=TIMEOUT) as c:
+        error = _check_failure(c, DType.Float32)
+    assert str(error) == ("check_dask: the cluster has no worker: nothing could be checked "
+                          "(wait for workers with client.wait_for_workers(n) first)")
+    assert error.missing == {}
+    assert isinstance(error, LookupError) and type(error) is workers.WorkerLoadError
+
+
+class _RunFails:
+    """A client whose workers cannot run the check: client.run(...,
+    on_error="return") gives the worker's exception as its result."""
+
+    def run(self, function, *args, on_error):
+        assert on_error == "return" and function.__module__ == "stride_weave.workers"
+        return {"tcp://10.0.0.2:1": ModuleNotFoundError("No module named 'stride_weave'"),
+                "tcp://10.0.0.1:1": ()}
+
+
+def test_check_dask_names_a_worker_that_cannot_run_the_check():
+    from stride_weave import __version__
+
+    error = _check_failure(_RunFails(), DType.Float32, DType.E2M1)
+    assert str(error) == "\n".join([
+        "check_dask: 1 of 2 workers cannot load what the client would send them (a task "
+        "argument a worker cannot load ends that worker):",
+        "- the check does not run on tcp://10.0.0.2:1: ModuleNotFoundError: No module "
+        "named 'stride_weave'",
+        f"  remedy: install stride-weave {__version__} (the client's) on the workers",
+    ])
+    assert error.missing == {"tcp://10.0.0.2:1": ("Float32", "E2M1")}
+    copy = pickle.loads(pickle.dumps(error))
+    assert str(copy) == str(error) and copy.missing == error.missing
+
+
+@pytest.mark.parametrize("bad", ["Float32", DType.Float32.structure(), None])
+def test_check_dask_refuses_what_is_not_a_descriptor_before_sending_anything(bad):
+    from stride_weave import workers
+
+    class NoRun:
+        def run(self, *args, **kwargs):
+            raise AssertionError("nothing is sent")
+
+    with pytest.raises(TypeError) as info:
+        workers.check_dask(NoRun(), DType.Float32, bad)
+    assert str(info.value) == ("check_dask: descriptors must be DType instances, got an "
+                               f"object of type {type(bad).__qualname__} (argument 3)")

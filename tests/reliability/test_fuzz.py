@@ -142,9 +142,12 @@ def _register_targets():
                 Level(scale=simple, block=Whole)))
     rich_bs = RichBlockScaled(unique_name("FzRichBs"), element=element,
                               levels=[Level(scale=rich, block=2 ** 70)])
+    nd_bs = BlockScaledDType(unique_name("FzNdBs"), element=element,
+                             levels=[Level(scale=DType.E4M3, block=(16, 2 ** 70)),
+                                     Level(scale=simple, block=Whole)])
     return [getattr(DType, n) for n in BUILTIN_NAMES] + [
         cat, sub, root, simple, huge, rich, pair, rich_pair, element,
-        block_scaled, rich_bs]
+        block_scaled, rich_bs, nd_bs]
 
 
 TARGETS = _register_targets()
@@ -447,7 +450,7 @@ def test_hostile_objects_trip_when_armed():
 
 
 @pytest.mark.parametrize("args", [
-    (), ("Float32",), ("Float32", (), None, None), ("a", "b", "c", "d", "e"),
+    (), ("Float32",), ("Float32", (), None, None, None), ("a", "b", "c", "d", "e"),
 ])
 def test_reconstruct_wrong_argument_count_is_type_error(args):
     with registry_unchanged(), pytest.raises(TypeError):
@@ -678,9 +681,30 @@ def test_constructor_compound(name, planes, as_type, rules, supertype):
         assert all(isinstance(p, SimpleDType) for p in result.simple_types)
 
 
+_BLOCK_ENTRIES = st.one_of(st.integers(-1, 40), st.just(2 ** 70), st.booleans(),
+                           st.integers(1, 8).map(HostileInt), st.none(), st.text(max_size=1))
 BLOCKS = st.one_of(st.integers(1, 64), st.sampled_from([2 ** 70, Whole]),
                    st.integers(-2, 0), st.none(), st.text(max_size=2),
-                   st.booleans(), st.integers(1, 8).map(HostileInt))
+                   st.booleans(), st.integers(1, 8).map(HostileInt),
+                   st.lists(_BLOCK_ENTRIES, max_size=4).map(tuple),
+                   st.lists(_BLOCK_ENTRIES, max_size=3).map(HostileTuple),
+                   st.lists(st.integers(2, 64), min_size=2, max_size=3).map(tuple),
+                   st.lists(st.integers(1, 64), max_size=3))
+
+
+def _entry_ok(entry):
+    return (isinstance(entry, int) and not isinstance(entry, bool)
+            and int.__int__(entry) >= 2)
+
+
+def _block_ok(block):
+    """Level's documented rule for a block: Whole, a positive int, or a
+    tuple (subclass included) of at least two ints, each at least 2."""
+    if block is Whole:
+        return True
+    if isinstance(block, tuple):
+        return len(block) >= 2 and all(_entry_ok(e) for e in tuple.__iter__(block))
+    return isinstance(block, int) and not isinstance(block, bool) and int.__int__(block) > 0
 SCALES = st.one_of(st.sampled_from([DType.E8M0, DType.E4M3, DType.Float32]),
                    st.sampled_from(CATEGORIES), st.none(), st.integers())
 
@@ -707,9 +731,7 @@ def test_constructor_block_scaled(name, element, scales_blocks, raw):
     name = _resolve_name(name, "FzB")
     levels = []
     for scale, block in scales_blocks:
-        ok = isinstance(scale, SimpleDType) and (
-            block is Whole or (isinstance(block, int) and not isinstance(block, bool)
-                               and int.__int__(block) > 0))
+        ok = isinstance(scale, SimpleDType) and _block_ok(block)
         try:
             with armed():
                 levels.append(Level(scale=scale, block=block))
@@ -729,6 +751,10 @@ def test_constructor_block_scaled(name, element, scales_blocks, raw):
         problems.add(ValueError)
     elif any(level.block is Whole for level in levels[:-1]):
         problems.add(ValueError)     # only the last level may be Whole
+    elif any(type(level.block) is tuple for level in levels[1:]) or (
+            type(levels[0].block) is tuple
+            and any(level.block is not Whole for level in levels[1:])):
+        problems.add(ValueError)     # an N-D block at level 0 only, then Whole
     elif isinstance(element, SimpleDType) and any(
             _same_chain(d, element, levels) for d in BlockScaledDType.registered()):
         problems.add(ValueError)
@@ -1095,7 +1121,8 @@ import _hostile_ops as hostile
 if hostile.allocation_fails("simple dtype", "Probe", 10 ** 6) is None:
     print(json.dumps({"skipped": True}))
     sys.exit(0)
-outcomes = {"failed": 0, "ok": 0}
+outcomes = {"failed": 0, "ok": 0, "unraisable": []}
+outcomes["unraisable MemoryError"] = hostile.count_unraisable(outcomes["unraisable"])
 counter = iter(range(10 ** 9))
 
 @settings(max_examples=int(sys.argv[1]), deadline=None, database=None)
@@ -1122,3 +1149,4 @@ def test_failed_allocations_give_the_truth_or_memory_error():
     if report.get("skipped"):
         pytest.skip("this CPython has no _testcapi.set_nomemory")
     assert report["failed"] > 0 and report["ok"] > 0, report
+    assert report["unraisable"] == [], report

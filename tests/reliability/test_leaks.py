@@ -37,14 +37,18 @@ import pytest
 from support import assert_exited, child_env, run_python, unique_name
 from stride_weave import _dtypes
 from stride_weave.dtypes import (
+    BlockScaledDType,
     CompoundDType,
     DType,
     DTypeCategory,
+    Level,
+    LevelExtent,
     RepresentationRule,
     SimpleDType,
     Whole,
     WholeExtent,
 )
+from stride_weave.numerics import NumericInfo
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ITERATIONS = 2000
@@ -158,8 +162,24 @@ SHARED_RULE = Rule(3)
 EXT_PAIR = Pair(unique_name("LkPair"), [EXT_SIMPLE, DType.Float32], [SHARED_RULE],
                 supertype=DType.Floating)
 
+# Numeric records stated in pickles: a simple dtype with one, a block
+# format of it, and a record of another meaning.
+def _e4m1_record(bias):
+    return NumericInfo.floating("lk_e4m1", exponent_bits=4, mantissa_bits=1, bias=bias,
+                                nan_encoding="none")
+
+
+EXT_RECORDED = SimpleDType(unique_name("LkRecorded"), bits=6, supertype=DType.Floating,
+                           numeric_info=_e4m1_record(7))
+EXT_BLOCK = BlockScaledDType(unique_name("LkBlock"), element=EXT_RECORDED,
+                             levels=(Level(DType.E8M0, 32),))
+
 # For the C API group: a width the C API cannot convert.
 EXT_HUGE = SimpleDType(unique_name("LkHuge"), bits=2 ** 70, supertype=DType.Floating)
+
+# An N-D block format (a 16x16 block under a whole-tensor scale).
+EXT_ND = BlockScaledDType(unique_name("LkND"), element=EXT_SIMPLE,
+                          levels=[Level(DType.E4M3, (16, 16)), Level(DType.Float32, Whole)])
 
 BUILTINS = [getattr(DType, n) for n in (
     "Any", "Floating", "Integer", "Bool", "Int32", "Int8", "Float32", "Float64",
@@ -197,6 +217,8 @@ SHARED = {
     "EXT_SIMPLE": EXT_SIMPLE,
     "EXT_TAGGED": EXT_TAGGED,
     "EXT_PAIR": EXT_PAIR,
+    "EXT_ND": EXT_ND,
+    "Level": Level,
     "SHARED_RULE": SHARED_RULE,
     "REJECTED_CAT": REJECTED_CAT,
     "FREE_NAME": FREE_NAME,
@@ -318,6 +340,18 @@ def op_pickling():
         assert _dtypes._reconstruct(d.name, d.structure()) is d
     assert pickle.loads(pickle.dumps(Whole)) is Whole
     _expect(TypeError, pickle.dumps, SHARED_RULE)
+    # the numeric records a pickle states: matched, differing, malformed
+    other = ("float", "lk_e4m1", 6, True, 4, 1, 8, "none")
+    for d in (EXT_RECORDED, EXT_BLOCK):
+        for protocol in (0, 2, 5):
+            assert pickle.loads(pickle.dumps(d, protocol=protocol)) is d
+        record = d.__reduce__()[1][0]
+        assert _dtypes._reconstruct(record[:-1]) is d           # states nothing
+        for stated in ((other,), (None,), [None], (other[:7],), ((1,) + other[1:],)):
+            _expect(ValueError, _dtypes._reconstruct, record[:-1] + (stated,))
+            _expect(ValueError, _dtypes._reconstruct, d.name, d.structure(), None, stated)
+    _expect(ValueError, SimpleDType.ensure, EXT_RECORDED.name, bits=6,
+            supertype=DType.Floating, numeric_info=_e4m1_record(8))
 
 
 _S32 = DType.Float32.structure()
@@ -354,6 +388,60 @@ def op_bad_reconstruct():
         _expect((TypeError, ValueError), rec, name, structure)
     _expect(TypeError, rec)
     _expect(TypeError, rec, "Float32")
+
+
+_ND_RECORD = EXT_ND.__reduce__()[1][0]
+_ND_AT = _ND_RECORD.index((16, 16))
+_ND_STRUCTURE = EXT_ND.structure()
+
+
+class _Ints(tuple):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+def _nd_record(block):
+    return _ND_RECORD[:_ND_AT] + (block,) + _ND_RECORD[_ND_AT + 1:]
+
+
+def op_nd_blocks():
+    """N-D blocks: Levels and LevelExtents built and refused, their
+    accessors, a format with one pickled and reconstructed, and every way a
+    payload's block can differ or be malformed."""
+    e4m3 = DType.E4M3
+    for block in ((16, 16), (2, 3, 4), _Ints((_Int(16), 16)), (2 ** 70, 2)):
+        level = Level(e4m3, block)
+        level.block, level.block_shape, level.block_size, hash(level), repr(level)
+        assert level == Level(e4m3, block) and level != Level(e4m3, 256)
+        LevelExtent(0, block).structure()
+    Level(e4m3, 32).block_shape, Level(e4m3, Whole).block_size
+    for block in ((1, 32), (32,), (), (1, 16, 16), (0, 16), (-1, 16), (1, 2 ** 70)):
+        _expect(ValueError, Level, e4m3, block)
+        _expect(ValueError, LevelExtent, 0, block)
+    for block in ((16, True), (16, 1.5), ((16,), 16), [16, 16]):
+        _expect(TypeError, Level, e4m3, block)
+        _expect(TypeError, LevelExtent, 0, block)
+    n = FREE_NAME
+    _expect(ValueError, BlockScaledDType, n, element=EXT_SIMPLE,
+            levels=[Level(e4m3, (16, 16)), Level(DType.Float32, 4)])
+    _expect(ValueError, BlockScaledDType, n, element=EXT_SIMPLE,
+            levels=[Level(e4m3, 16), Level(DType.Float32, (2, 2))])
+    _expect(ValueError, BlockScaledDType, n, element=EXT_SIMPLE,   # EXT_ND's structure
+            levels=[Level(e4m3, (16, 16)), Level(DType.Float32, Whole)])
+    EXT_ND.block_shape, EXT_ND.num_axes, EXT_ND.bits_per_element, EXT_ND.structure()
+    for protocol in (0, 2, 5):
+        assert pickle.loads(pickle.dumps(EXT_ND, protocol=protocol)) is EXT_ND
+    rec = _dtypes._reconstruct
+    assert rec(_ND_RECORD) is EXT_ND
+    for block in (16, (16, 32), (16, 16, 2), None, ("16", 16), (16, 1.0), [16, 16],
+                  _Ints((16, 16)), (_Int(16), 16)):
+        _expect(ValueError, rec, _nd_record(block))
+    _expect(ValueError, rec, EXT_ND.name, _ND_STRUCTURE[:2] + (
+        ("levels", (_ND_STRUCTURE[2][1][0][:2] + (("block", "int:16"),),)
+         + _ND_STRUCTURE[2][1][1:]),) + _ND_STRUCTURE[3:])
 
 
 def _prop(self):
@@ -458,7 +546,7 @@ def op_module_hints_and_ensure():
             _expect(LookupError, rec, UNKNOWN_NAME, _S32, hint)
         _dtypes.unpickle_imports()
     _expect(TypeError, rec, UNKNOWN_NAME, _S32, 5)
-    _expect(TypeError, rec, "Float32", _S32, None, None)
+    _expect(TypeError, rec, "Float32", _S32, None, None, None)
     assert rec(EXT_TAGGED.name, EXT_TAGGED.structure(), "no_such_module_sw13") is EXT_TAGGED
     _expect(TypeError, _dtypes.set_unpickle_imports, "json")
     _expect(ValueError, _dtypes.set_unpickle_imports, ["a..b"])
@@ -487,6 +575,7 @@ GROUPS = {
     "bad_reconstruct": op_bad_reconstruct,
     "refused_classes": op_refused_classes,
     "dropped_subclasses": op_dropped_subclasses,
+    "nd_blocks": op_nd_blocks,
 }
 
 
@@ -762,6 +851,11 @@ def op_c_api(probe):
         probe.level_scale(d, 0), probe.level_block(d, 0)
         probe.macro_block_scaled(d)
     probe.level_block(DType.NVFP4, 1)                     # Whole
+    for d, i in ((EXT_ND, 0), (EXT_ND, 1), (DType.MXFP4, 0)):
+        probe.level_block_shape(d, i, 2), probe.level_block_shape(d, i, 0, True)
+    _expect(ValueError, probe.level_block, EXT_ND, 0)
+    _expect(SystemError, probe.level_block_shape, EXT_ND, 0, 1, True)
+    _expect(IndexError, probe.level_block_shape, EXT_ND, 2, 2)
     probe.table_objects(), probe.version(), probe.import_again()
     # every kind of failure
     _expect(LookupError, probe.from_name, UNKNOWN_NAME.encode())
@@ -786,6 +880,15 @@ def op_c_api(probe):
     _expect(IndexError, probe.level_scale, DType.NVFP4, 2)
     _expect(IndexError, probe.level_block, DType.MXFP4, 1)
     _expect(SystemError, probe.level_block, null, 0)
+    # kinds, casting and promotion; "no join" told apart without raising
+    probe.isdtype(EXT_SIMPLE, 0x7F), probe.can_cast(DType.Int8, DType.Float32, 2)
+    probe.promote_types(DType.Int8, DType.Int32), probe.macro_relations(DType.Int8, DType.Int32)
+    probe.try_promote_types(DType.Int8, DType.Int32)
+    probe.try_promote_types(DType.Int8, DType.Float32)              # no join
+    _expect(TypeError, probe.promote_types, DType.Int8, DType.Float32)   # PromotionError
+    _expect(TypeError, probe.try_promote_types, DType.Int8, "Int32")
+    _expect(SystemError, probe.try_promote_types, DType.Int8, DType.Int32, "null result")
+    _expect(ValueError, probe.isdtype, DType.Int8, 0)
 
 
 @pytest.mark.slow

@@ -266,7 +266,12 @@ def test_a_record_given_at_construction_is_there_before_registration():
     assert numeric_info(d) is record
     assert SimpleDType.ensure(d.name, bits=16, supertype=DType.Floating,
                               numeric_info=record) is d
-    with pytest.raises(ValueError, match="is registered with the record"):
+    with pytest.raises(ValueError, match=rf"^SimpleDType.ensure\(\): name '{d.name}' is "
+                                         r"already registered by SimpleDType in module "
+                                         rf"'{__name__}' with a different numeric record: "
+                                         r"numeric record encoding: registered 'f16', "
+                                         r"this definition has 'g16'; nothing was "
+                                         r"registered$"):
         SimpleDType.ensure(d.name, bits=16, supertype=DType.Floating,
                            numeric_info=NumericInfo.floating("g16", **_F16))
     with pytest.raises(TypeError, match="numeric_info must be a NumericInfo"):

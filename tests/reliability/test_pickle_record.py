@@ -114,11 +114,11 @@ def test_a_difference_is_named_as_for_a_version_1_pickle():
 def test_extension_values_compare_by_exact_type(registered, sent):
     d = ExtendedSimple(unique_name("RecExt"), values=registered)
     r = _record(d)
-    ext = r[-1]
-    assert ext == ("values", registered)
+    ext, stated = r[-2:]        # the extension, then the record it states
+    assert ext == ("values", registered) and stated == (None,)
     assert _load(r) is d
     with pytest.raises(ValueError):
-        _load(r[:-1] + (("values", sent),))
+        _load(r[:-2] + (("values", sent), stated))
 
 
 def test_a_nan_matches_only_the_same_bits():
@@ -199,7 +199,10 @@ def test_a_category_chain_deeper_than_the_recursion_limit_pickles_flat():
     for protocol in (2, 4, 5):
         assert pickle.loads(pickle.dumps(leaf, protocol=protocol)) is leaf
     r = _record(leaf)
-    # The leaf's 4 items, 3 per category, and Any's 4: one flat run.
+    # The leaf's 4 items, 3 per category, and Any's 4: one flat run; then
+    # the leaf's numeric record stated (it has none).
+    assert r[-1] == (None,)
+    r = r[:-1]
     assert len(r) == 4 + 3 * 3000 + 4 and all(type(x) is not tuple or x == () for x in r)
     # The difference at the far end is found; its description may stop at
     # the recursion limit, but it is always a ValueError.
@@ -230,3 +233,59 @@ def test_deeply_nested_crafted_records_fail_cleanly_in_a_child():
         print(json.dumps(out))
     """)
     assert all(v in ("TypeError", "ValueError") for v in out.values()), out
+
+
+# ---- N-D blocks --------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def nd_format():
+    from stride_weave.dtypes import BlockScaledDType, Level
+
+    element = SimpleDType(unique_name("RecNDEl"), bits=4, supertype=DType.Floating)
+    return BlockScaledDType(unique_name("RecND"), element=element,
+                            levels=[Level(DType.E4M3, (16, 16)), Level(DType.Float32, Whole)])
+
+
+_HOSTILE_BLOCKS = st.sampled_from([
+    HostileTuple((16, 16)), (HostileInt(16), 16), (16, HostileInt(16)),
+    HostileTuple((HostileInt(16), HostileInt(16))), (HostileStr("int:16"), 16),
+    (HostileFloat(16.0), 16), (HostileTuple((16,)), 16), ((16, 16),), (16, 16, ()),
+    HostileInt(16), (), (16, 16) * 1000, (10 ** 30, 2 ** 64), (-16, 16), (0, 0), (True, 16),
+])
+
+
+@settings(max_examples=120, deadline=None)
+@given(value=_HOSTILE_BLOCKS)
+def test_a_hostile_or_malformed_nd_block_is_refused_without_running_its_code(nd_format,
+                                                                          value):
+    r = _record(nd_format)
+    i = r.index((16, 16))
+    with registry_unchanged():
+        with armed():
+            with pytest.raises((TypeError, ValueError)) as info:
+                _dtypes._reconstruct(r[:i] + (value,) + r[i + 1:])
+    assert f"cannot unpickle descriptor {nd_format.name!r}" in str(info.value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(where=st.integers(0, 60), value=_HOSTILE | _HOSTILE_BLOCKS)
+def test_a_hostile_item_anywhere_in_an_nd_record_is_refused(nd_format, where, value):
+    r = _record(nd_format)
+    where %= len(r)
+    with registry_unchanged():
+        with armed():
+            try:
+                got = _dtypes._reconstruct(r[:where] + (value,) + r[where + 1:])
+            except (TypeError, ValueError, LookupError) as exc:
+                got = exc
+    assert got is nd_format or (isinstance(got, Exception) and str(got))
+
+
+def test_an_nd_block_in_a_record_of_an_int_block_format_is_a_clean_mismatch():
+    """What a receiver registered with a 1-D block sees: the path and both
+    values (a release without N-D blocks refuses the tuple as malformed)."""
+    nv = _record(DType.NVFP4)
+    i = nv.index(16)
+    with pytest.raises(ValueError, match=r"levels\[0\]\.Level\.block: registered 16 \(int\), "
+                                         r"pickle has \(16, 16\) \(tuple\)$"):
+        _load(nv[:i] + ((16, 16),) + nv[i + 1:])

@@ -12,6 +12,10 @@ docs/design.md ("Construction (a transaction)",
   observer thread before the descriptor is sealed; the observer keeps poking
   it (``setattr``, pickle, ``from_name``, using it as a supertype) and must
   only ever see a consistent refusal or the finished object.
+* ``test_fixed_attributes_read_while_built``: reader threads load ``name``,
+  ``value`` and ``bits`` of a simple dtype handed to them from its
+  ``__init__`` (member slots where CPython specializes them) and see its
+  states in order: not initialized, the stored values, then rejected.
 
 ``sys.setswitchinterval(1e-6)`` forces the GIL to change hands as often as
 possible during both tests (restored afterwards).
@@ -392,6 +396,15 @@ def _registered_means_sealed(obj, name, state):
     assert pickle.loads(pickle.dumps(obj)) is obj
 
 
+def _handed_over(handoff, ctor_done):
+    """The object an __init__ appended to `handoff`, once it did."""
+    while not handoff:
+        if ctor_done.is_set():
+            raise AssertionError("__init__ never handed self over")
+        _yield()
+    return handoff[0]
+
+
 class _Handed(DTypeCategory, abstract=False):
     """Hands self to an observer thread, then finishes slowly (or fails)."""
 
@@ -432,11 +445,7 @@ def test_self_handed_to_another_thread(fast_switching, fail):
         def observer():
             rng = random.Random(r)
             try:
-                while not handoff:
-                    if ctor_done.is_set():
-                        raise AssertionError("__init__ never handed self over")
-                    _yield()
-                obj = handoff[0]
+                obj = _handed_over(handoff, ctor_done)
                 i = 0
                 while not ctor_done.is_set():
                     if i % 8 == 0:
@@ -495,6 +504,87 @@ def test_self_handed_to_another_thread(fast_switching, fail):
                 obj.name
             with pytest.raises(ValueError):
                 pickle.dumps(obj)
+
+
+# --------------------------------------------------------------------------
+# Fixed attributes read by other threads while the descriptor is built
+# --------------------------------------------------------------------------
+
+class _HandedSimple(SimpleDType, abstract=False):
+    """Hands self to reader threads, then initializes and finishes slowly
+    (or fails after its model's __init__ ran)."""
+
+    __slots__ = ()
+
+    def __init__(self, name, *, handoff, fail, spins):
+        handoff.append(self)
+        for _ in range(spins):
+            _yield()
+        super().__init__(name, bits=24, supertype=DType.Floating)
+        for _ in range(spins):
+            _yield()
+        if fail:
+            raise RuntimeError("refused in __init__")
+
+
+#: The states a reader can see, in the only order they can come.
+_UNINITIALIZED, _VALUE, _REJECTED = range(3)
+
+
+def _read_state(obj, attr, expected):
+    try:
+        value = getattr(obj, attr)
+    except ValueError as exc:
+        if "is not initialized" in str(exc):
+            return _UNINITIALIZED
+        assert "was rejected during construction" in str(exc), str(exc)
+        return _REJECTED
+    assert value == expected[attr], (attr, value)
+    return _VALUE
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_fixed_attributes_read_while_built(fast_switching, fail):
+    attrs = ("name", "value", "bits")
+    for r in range(8):
+        name = unique_name("HandedSimple")
+        expected = {"name": name, "value": name, "bits": 24}
+        handoff, errors = [], []
+        seen = [[] for _ in range(4)]
+        ctor_done = threading.Event()
+
+        def reader(k):
+            try:
+                obj = _handed_over(handoff, ctor_done)
+                i = k
+                while not ctor_done.is_set():
+                    seen[k].append(_read_state(obj, attrs[i % 3], expected))
+                    i += 1
+                for attr in attrs:      # the final state, after the call
+                    seen[k].append(_read_state(obj, attr, expected))
+            except BaseException:
+                errors.append(traceback.format_exc())
+
+        threads = [threading.Thread(target=reader, args=(k,)) for k in range(4)]
+        for th in threads:
+            th.start()
+        try:
+            try:
+                _HandedSimple(name, handoff=handoff, fail=fail, spins=3 + r % 5)
+            except RuntimeError:
+                assert fail
+            else:
+                assert not fail
+        finally:
+            ctor_done.set()
+            for th in threads:
+                th.join(JOIN_TIMEOUT)
+        assert not any(th.is_alive() for th in threads), "a reader hung"
+        assert not errors, "a reader failed:\n" + "\n".join(errors)
+        final = _REJECTED if fail else _VALUE
+        for states in seen:
+            assert states == sorted(states), states   # never back to an earlier state
+            assert states[-3:] == [final] * 3, states
 
 
 # --------------------------------------------------------------------------

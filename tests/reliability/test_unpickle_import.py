@@ -90,13 +90,13 @@ def test_builtins_name_no_module_and_extensions_name_theirs(ext):
         reconstruct, args = d.__reduce__()
         assert reconstruct is _dtypes._reconstruct
         assert args[0][0] == d.name and args[1:] == ("_autoimport_ext",)
-        assert d.__reduce_ex__(1)[1] == (d.name, d.structure(), "_autoimport_ext")
+        assert d.__reduce_ex__(1)[1][:3] == (d.name, d.structure(), "_autoimport_ext")
 
 
 def test_a_model_class_called_directly_records_the_calling_module():
     d = SimpleDType(unique_name("Direct"), bits=16, supertype=DType.Floating)
     assert d.__reduce__()[1][-1] == __name__
-    assert d.__reduce_ex__(0)[1][-1] == __name__
+    assert d.__reduce_ex__(0)[1][2] == __name__
 
 
 def test_old_two_argument_payloads_keep_loading(ext):
@@ -239,6 +239,15 @@ _EXPECTED = ("expected 'any', 'none' or a comma-separated list of module name "
     ("unittest.__main__", "'unittest.__main__' has a __main__ component, and "
                           "__main__ is never imported"),
     ("*", "'*' is not a dotted name of identifiers"),
+    *[(word, f"{word.strip()!r} is a yes/no word, not a module name prefix: write "
+             "'any' to allow any importable module, 'none' to allow none")
+      for word in ("true", "True", "YES", "on", " false ", "No", "OFF")],
+    ("mylib, off", "'off' is a yes/no word, not a module name prefix: write 'any' "
+                   "to allow any importable module, 'none' to allow none"),
+    *[(word, f"{word!r} is not a module name prefix here: 'any' and 'none' are "
+             "written in lower case (only set_unpickle_imports can allow a module "
+             "of that name)")
+      for word in ("ANY", "Any", "None", "NONE")],
 ])
 def test_a_malformed_environment_variable_is_an_error_at_first_use(ext, value, why):
     # Importing stride_weave works; a load that needs no import works; the
@@ -493,15 +502,122 @@ def test_explicit_choices_do_not_read_the_declarations(ext, tmp_path):
 
 
 def test_broken_metadata_machinery_is_an_error_not_allow_all(ext):
+    # A load that needed the declarations is the load's LookupError, with
+    # the machinery's error as its cause; the policy query raises that error
+    # itself; nothing is allowed and nothing is kept.
     report = _receive((ext.TAGGED,), prelude="""
         import importlib.metadata
         def entry_points(**kwargs):
             raise OSError("the metadata cannot be read")
         importlib.metadata.entry_points = entry_points
     """)
-    assert report["error"] == "OSError" and report["after"] is False, report
-    assert report["message"] == "the metadata cannot be read"
+    assert report["error"] == "LookupError" and report["after"] is False, report
+    assert report["message"] == (
+        "cannot unpickle descriptor 'AI_Tagged': no descriptor is registered "
+        "under that name in this process, and reading which modules installed "
+        "distributions declare, to decide on its module '_autoimport_ext' "
+        "raised OSError: the metadata cannot be read (import or register its "
+        "definition before loading)"), report
+    assert report["cause"] == "OSError('the metadata cannot be read')", report
     assert report["policy"] == "OSError: the metadata cannot be read"
+
+
+_STAND_IN_LOADS = """
+    import json, sys
+    from stride_weave import _dtypes
+    touched = []
+
+    class StandIn:
+        def __getattribute__(self, name):
+            touched.append(name)
+            raise AttributeError(name)
+
+    {before}
+    results = []
+    for stand_in in (StandIn(), None, 42):
+        saved = sys.modules.get({key!r})
+        sys.modules[{key!r}] = stand_in
+        try:
+            _dtypes._reconstruct("SW_Stand_In_Never_Registered", ("SimpleDType",),
+                                 {hint!r})
+        except Exception as exc:
+            results.append([type(exc).__name__, str(exc),
+                            type(exc.__cause__).__name__])
+        else:
+            results.append("loaded")
+        finally:
+            if saved is None:
+                sys.modules.pop({key!r}, None)
+            else:
+                sys.modules[{key!r}] = saved
+    print(json.dumps({{"results": results, "touched": touched}}))
+"""
+
+
+@pytest.mark.parametrize("before", [
+    "",                                                 # the first use of the policy
+    "_dtypes.unpickle_imports()",                       # the policy read before
+    "import importlib.metadata, importlib.util",         # the machinery imported before
+    "_dtypes.set_unpickle_imports(True)",               # any module: find_spec runs
+])
+@pytest.mark.parametrize("key", ["importlib", "importlib.metadata", "importlib.util"])
+def test_a_load_is_a_lookup_error_whatever_sys_modules_holds_and_whatever_ran_before(
+        before, key):
+    # A stand-in (an object that is not a module, None) where the import
+    # machinery lives: every load of an unregistered name is the documented
+    # LookupError, in a fresh process, whether or not anything read the
+    # policy or imported the machinery first; a stand-in for importlib
+    # itself is never consulted.
+    report = child_report(_STAND_IN_LOADS.format(before=before, key=key,
+                                                 hint="sw_no_such_module_anywhere"))
+    assert len(report["results"]) == 3, report
+    for result in report["results"]:
+        assert result != "loaded" and result[0] == "LookupError", report
+        assert result[1].startswith("cannot unpickle descriptor "
+                                    "'SW_Stand_In_Never_Registered'"), report
+    if key == "importlib":
+        assert report["touched"] == [], report
+
+
+def test_a_stand_in_for_importlib_gives_the_reason_and_keeps_nothing():
+    # The refusal says why; once sys.modules holds importlib again, the next
+    # load reads the declarations and gives the policy's own refusal.
+    report = child_report("""
+        import json, sys
+        from stride_weave import _dtypes
+        messages = []
+
+        def load():
+            try:
+                _dtypes._reconstruct("SW_Stand_In_Never_Registered",
+                                     ("SimpleDType",), "sw_no_such_module")
+            except LookupError as exc:
+                messages.append([str(exc), type(exc.__cause__).__name__])
+
+        saved = sys.modules.get("importlib")
+        sys.modules["importlib"] = object()
+        try:
+            load()
+        finally:
+            if saved is None:
+                sys.modules.pop("importlib", None)
+            else:
+                sys.modules["importlib"] = saved
+        load()
+        print(json.dumps(messages))
+    """)
+    (first, cause), (second, no_cause) = report
+    prefix = ("cannot unpickle descriptor 'SW_Stand_In_Never_Registered': no "
+              "descriptor is registered under that name in this process, and ")
+    assert cause == "ImportError" and first == prefix + (
+        "reading which modules installed distributions declare, to decide on "
+        "its module 'sw_no_such_module' raised ImportError: sys.modules["
+        "'importlib'] holds an object of type object, not the importlib "
+        "package: importlib.metadata is not imported through it (import or "
+        "register its definition before loading)"), report
+    assert no_cause == "NoneType" and second.startswith(
+        prefix + "its module 'sw_no_such_module' was not imported: it is not "
+        "under the allowed module prefixes ('stride_weave.formats',)"), report
 
 
 _RACE = """

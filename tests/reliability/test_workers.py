@@ -293,6 +293,63 @@ def test_a_bad_worker_setup_is_refused_before_any_worker_starts(args, kwargs, er
         workers.initializer(*args, **kwargs)
 
 
+_MALFORMED_POLICY = '''
+import json, multiprocessing, sys
+from concurrent.futures import ProcessPoolExecutor
+from stride_weave import workers
+from stride_weave.dtypes import DType
+
+if __name__ == "__main__":
+    out = {"errors": []}
+    for call in (lambda: workers.initializer("json"),
+                 lambda: workers.initializer(define=print),
+                 lambda: workers.dask_plugin("json")):
+        try:
+            call()
+        except ValueError as exc:
+            out["errors"].append(str(exc))
+        except ImportError as exc:      # dask_plugin without distributed
+            out["errors"].append(f"ImportError after the check: {exc}")
+    out["children"] = len(multiprocessing.active_children())
+    print(json.dumps(out))
+'''
+
+
+@pytest.mark.parametrize("value", ["true", "Off", "not-valid", "mylib,,other"])
+def test_a_malformed_policy_variable_fails_in_the_parent_before_any_worker_starts(
+        value, tmp_path):
+    # Workers inherit the variable: a malformed one is the policy's own
+    # ValueError where the set-up is made, not a broken pool later.
+    script = tmp_path / "script.py"
+    script.write_text(_MALFORMED_POLICY)
+    env = _child_env()
+    env["STRIDE_WEAVE_UNPICKLE_IMPORTS"] = value
+    proc = run_python([script], env=env, cwd=tmp_path, timeout=120)
+    assert_exited(proc)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["children"] == 0, out
+    assert len(out["errors"]) == 3, out
+    for message in out["errors"]:
+        assert message.startswith("environment variable STRIDE_WEAVE_UNPICKLE_IMPORTS: "
+                                  f"expected 'any', 'none' or a comma-separated list "
+                                  f"of module name prefixes (such as "
+                                  f"'mylib,otherlib.formats'), got {value!r}: "), out
+
+
+def test_a_well_formed_policy_variable_is_checked_and_left_unread(tmp_path):
+    # The check reads the variable, not the policy: the declarations stay
+    # unread (importlib.metadata is not imported) until a load needs them.
+    env = _child_env()
+    env["STRIDE_WEAVE_UNPICKLE_IMPORTS"] = "json, xml"
+    proc = run_python(["-c", "import sys\n"
+                             "from stride_weave import workers\n"
+                             "workers.initializer('json')\n"
+                             "print('importlib.metadata' in sys.modules)"],
+                      env=env, cwd=tmp_path)
+    assert_exited(proc)
+    assert proc.stdout.strip() == "False"
+
+
 def test_a_str_subclass_module_name_is_copied_without_running_its_methods():
     from stride_weave import workers
     from support.hostile import tripwire

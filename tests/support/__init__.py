@@ -8,7 +8,7 @@ without pytest.
 
 * registry helpers (here): `unique_name`, `registry_unchanged`, `refused`,
   `assert_unregistered`; `new_class`, a class builder; `walk_leaves`, the
-  leaves of a structure;
+  leaves of a structure; `race`, functions started together on threads;
 * `support.child`: running code in a fresh interpreter (`run_python`,
   `run_child`, `child_report`, `child_env`, `assert_exited`), and one test
   on its own (`run_test_in_fresh_interpreter`, behind the
@@ -104,3 +104,28 @@ def new_class(name, bases, kwds=None, body=None, *, module=None):
         ns["__module__"] = module
         ns.update(body or {})
     return types.new_class(name, bases, kwds or {}, exec_body)
+
+
+def race(*functions):
+    """Run each function on its own thread, all released at once by a
+    barrier, and wait for them; the first exception one raised is raised
+    here."""
+    import threading
+
+    start = threading.Barrier(len(functions))
+    errors = []
+
+    def run(f):
+        start.wait()
+        try:
+            f()
+        except BaseException as e:  # noqa: BLE001 (re-raised below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(f,)) for f in functions]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]

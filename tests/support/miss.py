@@ -11,16 +11,34 @@ neither matched nor suggested, and the query itself is never suggested.
 The names of the formats pack (``stride_weave._packs``) that are not
 registered are candidates too, after the registered ones; a miss on one of
 them says which import registers it, and suggestions among them say so.
+A query that is another library's name for a built-in or pack format
+(``float8_e4m3fn``, ``torch.bfloat16``: the extension's table of such
+names, ``_dtypes._FOREIGN_NAMES``) suggests that format first, when it is a
+candidate, then the names equal to it ignoring case, and no close name.
 The extension computes this in C; ``difflib`` here is the reference it is
 checked against.
 """
 import difflib
 
-from stride_weave import _packs
+from stride_weave import _dtypes, _packs
 
 PACK_MODULE, PACK_NAMES = _packs.PACKS[0]
 
 HEAD, TAIL, MAX_LENGTH, COUNT, CUTOFF = 256, 4096, 200, 3, 0.6
+
+#: What may stand before a foreign name: str() of a torch dtype writes
+#: "torch.", and code spells the modules so.
+FOREIGN_PREFIXES = ("", "torch.", "np.", "numpy.", "jnp.", "ml_dtypes.")
+
+
+def foreign_target(name):
+    """The built-in or pack format ``name`` is another library's name for,
+    or None."""
+    table = dict(_dtypes._FOREIGN_NAMES)
+    for prefix in FOREIGN_PREFIXES:
+        if name.startswith(prefix) and name[len(prefix):] in table:
+            return table[name[len(prefix):]]
+    return None
 
 
 def fold(text):
@@ -41,6 +59,9 @@ def close_names(name, registered):
     candidates += [n for n in PACK_NAMES if n not in now and n != name]
     folded = fold(name)
     same = [n for n in candidates if len(n) == len(name) and fold(n) == folded]
+    target = foreign_target(name)
+    if target is not None and target in candidates:
+        return ([target] + [n for n in same if n != target])[:COUNT]
     return same[:COUNT] or difflib.get_close_matches(name, candidates, COUNT, CUTOFF)
 
 

@@ -216,6 +216,59 @@ probe_level_block(PyObject *module, PyObject *args)
                         get_state(module)->api->LevelBlock(arg(module, obj), i));
 }
 
+/* (obj, i, n[, null_shape]) -> (ndim, shape[0..n)) through LevelBlockShape
+ * (version 5), with room for n extents (at most 8), or a NULL shape.  The
+ * extents start at -7: a failing call must leave them unchanged, and a
+ * succeeding one must write exactly min(ndim, n) of them. */
+static PyObject *
+probe_level_block_shape(PyObject *module, PyObject *args)
+{
+    PyObject *obj, *out;
+    Py_ssize_t i, n, ndim, j, shape[8];
+    int null_shape = 0;
+
+    if (!PyArg_ParseTuple(args, "Onn|p:level_block_shape", &obj, &i, &n,
+                          &null_shape)) {
+        return NULL;
+    }
+    if (n > 8) {
+        PyErr_SetString(PyExc_ValueError, "level_block_shape: n is at most 8");
+        return NULL;
+    }
+    for (j = 0; j < 8; j++) {
+        shape[j] = -7;
+    }
+    ndim = SW_DType_LevelBlockShape(arg(module, obj), i, null_shape ? NULL : shape, n);
+    if (check_convention("LevelBlockShape", ndim == -1) < 0) {
+        for (j = 0; j < 8; j++) {
+            if (shape[j] != -7) {
+                PyErr_SetString(PyExc_AssertionError,
+                                "LevelBlockShape failed but changed its output");
+                break;
+            }
+        }
+        return NULL;
+    }
+    for (j = 0; j < 8; j++) {
+        if ((j < ndim && j < n) != (shape[j] != -7)) {
+            PyErr_Format(PyExc_AssertionError,
+                         "LevelBlockShape returned %zd for n %zd but wrote "
+                         "shape[%zd] = %zd", ndim, n, j, shape[j]);
+            return NULL;
+        }
+    }
+    out = PyTuple_New(n < ndim ? n : ndim);
+    for (j = 0; out != NULL && j < PyTuple_GET_SIZE(out); j++) {
+        PyObject *extent = PyLong_FromSsize_t(shape[j]);
+        if (extent == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, j, extent);
+    }
+    return out == NULL ? NULL : Py_BuildValue("(nN)", ndim, out);
+}
+
 /* (code, bits, lanes) -> FromDLPack. */
 static PyObject *
 probe_from_dlpack(PyObject *module, PyObject *args)
@@ -331,13 +384,54 @@ probe_promote_types(PyObject *module, PyObject *args)
         arg(module, a), arg(module, b)));
 }
 
-/* The three through the shorthands, on (a, b): (IsDType(a, NUMERIC),
- * CanCast(a, b, SAFE), PromoteTypes(a, b)). */
+/* (a, b) -> (status, join or None) of TryPromoteTypes, with the
+ * convention checked: -1 with an exception, 0 and 1 without; *result a
+ * new reference for 1 and NULL otherwise (never left unwritten).  A third
+ * argument (any) passes a NULL result pointer. */
+static char unwritten;
+
+static PyObject *
+probe_try_promote_types(PyObject *module, PyObject *args)
+{
+    PyObject *a, *b, *null_result = NULL, *join = (PyObject *)&unwritten;
+    int status;
+
+    if (!PyArg_ParseTuple(args, "OO|O:try_promote_types", &a, &b, &null_result)) {
+        return NULL;
+    }
+    status = get_state(module)->api->TryPromoteTypes(
+        arg(module, a), arg(module, b), null_result ? NULL : &join);
+    if (null_result == NULL
+        && (join == (PyObject *)&unwritten || (status == 1) != (join != NULL))) {
+        if (status == 1 && join != (PyObject *)&unwritten) {
+            Py_XDECREF(join);
+        }
+        PyErr_Format(PyExc_AssertionError,
+                     "TryPromoteTypes returned %d with *result %s", status,
+                     join == (PyObject *)&unwritten ? "unwritten"
+                     : join ? "set" : "NULL");
+        return NULL;
+    }
+    if (check_convention("TryPromoteTypes", status == -1) < 0) {
+        Py_XDECREF(status == 1 ? join : NULL);
+        return NULL;
+    }
+    if (status != 0 && status != 1) {
+        PyErr_Format(PyExc_AssertionError, "TryPromoteTypes returned %d", status);
+        return NULL;
+    }
+    return Py_BuildValue("(iN)", status, status == 1 ? join : Py_NewRef(Py_None));
+}
+
+/* The four through the shorthands, on (a, b): (IsDType(a, NUMERIC),
+ * CanCast(a, b, SAFE), TryPromoteTypes(a, b)'s status, and the join
+ * PromoteTypes(a, b) gives, or the table's PromotionError when that is
+ * what it raised). */
 static PyObject *
 probe_macro_relations(PyObject *module, PyObject *args)
 {
-    PyObject *a, *b, *join;
-    int numeric, safe;
+    PyObject *a, *b, *join, *tried = NULL;
+    int numeric, safe, status;
 
     (void)module;
     if (!PyArg_ParseTuple(args, "OO:macro_relations", &a, &b)) {
@@ -345,12 +439,21 @@ probe_macro_relations(PyObject *module, PyObject *args)
     }
     numeric = SW_DType_IsDType(a, SW_ISDTYPE_NUMERIC);
     safe = numeric < 0 ? -1 : SW_DType_CanCast(a, b, SW_CASTING_SAFE);
-    join = safe < 0 ? NULL : SW_DType_PromoteTypes(a, b);
-    if (join == NULL) {
+    status = safe < 0 ? -1 : SW_DType_TryPromoteTypes(a, b, &tried);
+    if (status < 0) {
         return NULL;
     }
-    return Py_BuildValue("(NNN)", PyBool_FromLong(numeric), PyBool_FromLong(safe),
-                         join);
+    Py_XDECREF(tried);
+    join = SW_DType_PromoteTypes(a, b);
+    if (join == NULL) {
+        if (!PyErr_ExceptionMatches(SW_DTypesAPI->PromotionError)) {
+            return NULL;
+        }
+        PyErr_Clear();      /* the one error expected: report its type */
+        join = Py_NewRef(SW_DTypesAPI->PromotionError);
+    }
+    return Py_BuildValue("(NNiN)", PyBool_FromLong(numeric), PyBool_FromLong(safe),
+                         status, join);
 }
 
 /* ---- the shorthand macros (through SW_DTypesAPI) ------------------------- */
@@ -486,6 +589,8 @@ probe_table_objects(PyObject *module, PyObject *Py_UNUSED(ignored))
         {"MXFP6_E3M2", api->MXFP6_E3M2}, {"MXFP6_E2M3", api->MXFP6_E2M3},
         {"MXFP4", api->MXFP4}, {"MXINT8", api->MXINT8},
         {"NVFP4", api->NVFP4},
+        {"PromotionError", api->PromotionError},
+        {"UnknownNameError", api->UnknownNameError},
         {NULL, NULL},
     };
     PyObject *result = PyDict_New();
@@ -608,6 +713,7 @@ static PyMethodDef probe_methods[] = {
     {"num_levels", probe_num_levels, METH_O, NULL},
     {"level_scale", probe_level_scale, METH_VARARGS, NULL},
     {"level_block", probe_level_block, METH_VARARGS, NULL},
+    {"level_block_shape", probe_level_block_shape, METH_VARARGS, NULL},
     {"macro_kinds", probe_macro_kinds, METH_O, NULL},
     {"macro_simple", probe_macro_simple, METH_O, NULL},
     {"macro_block_scaled", probe_macro_block_scaled, METH_O, NULL},
@@ -624,6 +730,7 @@ static PyMethodDef probe_methods[] = {
     {"can_cast", probe_can_cast, METH_VARARGS, NULL},
     {"promote_types", probe_promote_types, METH_VARARGS, NULL},
     {"macro_relations", probe_macro_relations, METH_VARARGS, NULL},
+    {"try_promote_types", probe_try_promote_types, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

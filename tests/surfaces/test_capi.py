@@ -320,8 +320,10 @@ def test_constants(probe):
     assert (c["KIND_NONE"], c["KIND_CATEGORY"], c["KIND_SIMPLE"],
             c["KIND_COMPOUND"], c["KIND_BLOCK_SCALED"]) == (0, 1, 2, 3, 4)
     assert c["BLOCK_WHOLE"] == 0
-    # version 2 appended the DLPack lookups, version 3 the relations
-    assert c["API_VERSION"] == 3
+    # version 2 appended the DLPack lookups, version 3 the relations,
+    # version 4 the exception types and TryPromoteTypes, version 5 the shapes
+    # of N-D blocks
+    assert c["API_VERSION"] == 5
     assert (c["ISDTYPE_BOOL"], c["ISDTYPE_SIGNED_INTEGER"],
             c["ISDTYPE_UNSIGNED_INTEGER"], c["ISDTYPE_INTEGRAL"],
             c["ISDTYPE_REAL_FLOATING"], c["ISDTYPE_COMPLEX_FLOATING"],
@@ -335,7 +337,7 @@ def test_constants(probe):
 
 def test_version_and_size(probe):
     api_version, struct_size, header_size, header_version = probe.version()
-    assert api_version == header_version == 3
+    assert api_version == header_version == 5
     assert struct_size == header_size
 
 
@@ -350,6 +352,8 @@ def test_table_has_the_classes(probe):
         "LevelExtentType": LevelExtent, "LevelType": Level,
         "WholeExtentType": WholeExtent, "SymbolicBitsType": SymbolicBits,
         "Whole": Whole,
+        "PromotionError": _dtypes.PromotionError,
+        "UnknownNameError": _dtypes.UnknownNameError,
     }
     for key, obj in expected.items():
         assert table[key] is obj, key
@@ -634,6 +638,73 @@ def test_level_index_out_of_range_is_index_error(probe, func, index):
         getattr(probe, func)(DType.NVFP4, index)
 
 
+# ---- LevelBlockShape (version 5): N-D blocks --------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(CAPI_BLOCK_SCALED))
+def test_block_shapes_of_the_builtins(probe, name):
+    d = BUILTINS[name]
+    for i, level in enumerate(d.levels):
+        shape = level.block_shape or ()
+        assert probe.level_block_shape(d, i, 8) == (len(shape), shape)
+
+
+def test_nd_blocks_are_read_as_shapes_and_refused_as_one_count(probe):
+    import stride_weave.formats as formats
+
+    nv = formats.NVFP4_16x16
+    assert probe.level_block_shape(nv, 0, 8) == (2, (16, 16))
+    assert probe.level_block_shape(nv, 1, 8) == (0, ())
+    assert probe.level_block_shape(formats.FP8_E4M3_128x128, 0, 2) == (2, (128, 128))
+    assert probe.level_block_shape(formats.FP8_E4M3_1x128, 0, 2) == (1, (128,))
+    assert probe.level_block(formats.FP8_E4M3_1x128, 0) == 128
+    with pytest.raises(ValueError, match=r"^SW_DType_LevelBlock: level 0 of "
+                       r"BlockScaledDType\('NVFP4_16x16'\) has the N-D block \(16, 16\); "
+                       r"read it with SW_DType_LevelBlockShape$"):
+        probe.level_block(nv, 0)
+    assert probe.level_block(nv, 1) == 0
+    with pytest.raises(ValueError, match="N-D block"):
+        probe.macro_block_scaled(nv)
+
+
+def test_level_block_shape_stores_at_most_n_extents(probe):
+    import stride_weave.formats as formats
+
+    d = CapiBlockScaled(unique_name("CapiND"), element=DType.E2M1,
+                        levels=[Level(DType.E4M3, (2, 3, 4))])
+    assert [probe.level_block_shape(d, 0, n) for n in range(5)] == [
+        (3, ()), (3, (2,)), (3, (2, 3)), (3, (2, 3, 4)), (3, (2, 3, 4))]
+    # n == 0 asks for the number of dimensions; shape may then be NULL
+    assert probe.level_block_shape(formats.NVFP4_16x16, 0, 0, True) == (2, ())
+    assert probe.level_block_shape(DType.MXFP4, 0, 0, True) == (1, ())
+
+
+def test_level_block_shape_argument_errors(probe):
+    with pytest.raises(SystemError, match=r"^SW_DType_LevelBlockShape: got a NULL shape "
+                       r"with n > 0 \(shape must hold n >= 0 entries\)$"):
+        probe.level_block_shape(DType.MXFP4, 0, 1, True)
+    with pytest.raises(SystemError, match=r"^SW_DType_LevelBlockShape: got a negative n"):
+        probe.level_block_shape(DType.MXFP4, 0, -1)
+    for index in (-1, 2, 2 ** 62):
+        with pytest.raises(IndexError, match=r"SW_DType_LevelBlockShape: level index %d out "
+                           r"of range for BlockScaledDType\('NVFP4'\), which has 2" % index):
+            probe.level_block_shape(DType.NVFP4, index, 2)
+
+
+def test_level_block_shape_overflow_leaves_shape_unchanged(probe):
+    """An extent beyond Py_ssize_t is an OverflowError, whichever entry it
+    is; the probe checks that no extent was written."""
+    wide = CapiBlockScaled(unique_name("CapiNDHuge"), element=DType.E2M1,
+                           levels=[Level(DType.E4M3, (16, 2 ** 70))])
+    with pytest.raises(OverflowError, match=r"SW_DType_LevelBlockShape: the level block "
+                       r"extent of CapiBlockScaled\('CapiNDHuge_.*'\) "
+                       r"\(1180591620717411303424\) does not fit in a Py_ssize_t"):
+        probe.level_block_shape(wide, 0, 2)
+    assert probe.level_block_shape(wide, 0, 1) == (2, (16,))   # only what is stored
+    with pytest.raises(OverflowError):
+        probe.level_block_shape(EXT_BS_HUGE, 0, 1)
+    assert probe.level_block_shape(EXT_BS_HUGE, 0, 0) == (1, ())
+
+
 # ---- wrong kinds, non-descriptors, unregistered descriptors, NULL ---------------------
 
 # (probe function, extra arguments, C name, the kinds it accepts)
@@ -657,6 +728,8 @@ FUNCTIONS = [
      {KIND_BLOCK_SCALED}),
     ("level_block", (0,), "SW_DType_LevelBlock", "a registered BlockScaledDType",
      {KIND_BLOCK_SCALED}),
+    ("level_block_shape", (0, 2), "SW_DType_LevelBlockShape",
+     "a registered BlockScaledDType", {KIND_BLOCK_SCALED}),
     ("is_subtype", (DType.Any,), "SW_DType_IsSubtype", "a registered descriptor",
      {KIND_CATEGORY, KIND_SIMPLE, KIND_COMPOUND, KIND_BLOCK_SCALED}),
 ]
@@ -774,7 +847,9 @@ def test_every_entry_point_has_a_test():
                  "LevelScale": "level_scale", "LevelBlock": "level_block",
                  "FromDLPack": "from_dlpack", "ToDLPack": "to_dlpack",
                  "IsDType": "isdtype", "CanCast": "can_cast",
-                 "PromoteTypes": "promote_types"}
+                 "PromoteTypes": "promote_types",
+                 "TryPromoteTypes": "try_promote_types",
+                 "LevelBlockShape": "level_block_shape"}
     header = HEADER.read_text(encoding="utf-8")
     declared = set(re.findall(r"\(\*(\w+)\)\(", header))
     assert declared == set(functions)
@@ -828,12 +903,14 @@ def test_import_again_gives_the_same_table(probe):
     assert probe.import_again() == probe.table_address()[0]
 
 
-def test_older_build_is_import_error(probe, fake_capsule):
+@pytest.mark.parametrize("version", [0, 3, 4])
+def test_older_build_is_import_error(probe, fake_capsule, version):
     size = probe.version()[1]
-    fake_capsule(0, size)
-    with pytest.raises(ImportError, match=r"needs the stride_weave C API version 3 "
+    fake_capsule(version, size)
+    with pytest.raises(ImportError, match=r"needs the stride_weave C API version 5 "
                        r"\(a %d-byte table\); the installed stride_weave provides "
-                       r"version 0 \(%d bytes\): upgrade stride-weave" % (size, size)):
+                       r"version %d \(%d bytes\): upgrade stride-weave"
+                       % (size, version, size)):
         probe.import_again()
 
 
@@ -845,7 +922,7 @@ def test_shorter_table_is_import_error(probe, fake_capsule):
 
 def test_newer_build_is_accepted(probe, fake_capsule):
     size = probe.version()[1]
-    address = fake_capsule(4, size + 64)
+    address = fake_capsule(6, size + 64)
     assert probe.import_again() == address
     assert probe.table_address()[0] != address   # the module kept its table
 
@@ -1057,12 +1134,44 @@ def test_example_describe(example):
     assert example.describe(DType.NVFP4) == "NVFP4: E2M1 x E4M3/16 x Float32/whole"
     assert example.describe(EXT_BS) == (
         f"{EXT_BS.name}: {EXT_SIMPLE.name} x E4M3/64 x E8M0/4 x Float32/whole")
+    import stride_weave.formats as formats
+    assert example.describe(formats.NVFP4_16x16) == (
+        "NVFP4_16x16: E2M1 x E4M3/16x16 x Float32/whole")
+    cube = CapiBlockScaled(unique_name("CapiCube"), element=DType.E2M1,
+                           levels=[Level(DType.E8M0, (4, 4, 4))])
+    assert example.describe(cube) == f"{cube.name}: E2M1 x E8M0/4x4x..."
     with pytest.raises(TypeError, match="SW_DType_Name: expected a registered descriptor, got int"):
         example.describe(3)
     with pytest.raises(ValueError, match="not registered"):
         example.describe(REJECTED)
     with pytest.raises(OverflowError):
         example.describe(EXT_BS_HUGE)
+
+
+def test_example_common_dtype(example):
+    """No join is None, with no exception left set; a bad argument raises."""
+    from stride_weave import formats
+
+    assert example.common_dtype(DType.Int8, DType.Int32) is DType.Int32
+    assert example.common_dtype(DType.Int8, formats.UInt8) is formats.Int16
+    assert example.common_dtype(DType.Int8, DType.Float32) is None
+    assert example.common_dtype(DType.E4M3, DType.E4M3) is DType.E4M3
+    assert example.common_dtype(DType.MXFP4, DType.Float32) is None
+    with pytest.raises(TypeError, match=r"^SW_DType_TryPromoteTypes: expected a "
+                                        r"registered descriptor, got str$"):
+        example.common_dtype("Int8", DType.Int8)
+    with pytest.raises(ValueError, match="not registered"):
+        example.common_dtype(DType.Int8, REJECTED)
+
+
+def test_example_find_dtype(example):
+    """An unknown name is None; every other error propagates."""
+    assert example.find_dtype("E4M3") is DType.E4M3
+    assert example.find_dtype(EXT_UNICODE.name) is EXT_UNICODE
+    assert example.find_dtype("NoSuchDType") is None
+    with pytest.raises(TypeError, match=r"SW_DType_FromNameObject: name must be a "
+                                        r"str, got bytes"):
+        example.find_dtype(b"E4M3")
 
 
 def test_docs_session_runs_as_shown():
@@ -1212,8 +1321,12 @@ def test_promote_types_agrees_with_python(probe):
 
 
 def test_relations_through_the_shorthands(probe):
-    assert probe.macro_relations(DType.Int8, DType.Int32) == (True, True, DType.Int32)
-    assert probe.macro_relations(DType.Bool, DType.Int8) == (False, True, DType.Int8)
+    from stride_weave.dtypes import PromotionError
+
+    assert probe.macro_relations(DType.Int8, DType.Int32) == (True, True, 1, DType.Int32)
+    assert probe.macro_relations(DType.Bool, DType.Int8) == (False, True, 1, DType.Int8)
+    assert probe.macro_relations(DType.Int8, DType.Float32) == (
+        True, True, 0, PromotionError)
 
 
 @pytest.mark.parametrize("call, exc, match", [
@@ -1258,6 +1371,92 @@ def test_promote_types_returns_a_new_reference(probe):
     assert (during, after) == (before + 50, before)
 
 
+# ==========================================================================
+# 8. telling errors apart (version 4)
+# ==========================================================================
+
+def test_try_promote_types_agrees_with_promote_types(probe):
+    """1 and the join where promote_types has one; 0, no exception and no
+    join where it raises PromotionError."""
+    from stride_weave.dtypes import PromotionError
+
+    subjects = _relation_subjects()
+    for a in subjects:
+        for b in subjects:
+            try:
+                expected = (1, _dtypes.promote_types(a, b))
+            except PromotionError:
+                expected = (0, None)
+            got = probe.try_promote_types(a, b)
+            assert got[0] == expected[0] and got[1] is expected[1], (a, b)
+
+
+@pytest.mark.parametrize("args, exc, match", [
+    (("Float32", DType.Int8), TypeError,
+     r"^SW_DType_TryPromoteTypes: expected a registered descriptor, got str$"),
+    ((DType.Int8, 3), TypeError,
+     r"^SW_DType_TryPromoteTypes: expected a registered descriptor, got int$"),
+    ((DType.Int8, REJECTED), ValueError,
+     r"^SW_DType_TryPromoteTypes: expected a registered descriptor, got .*, which is "
+     r"not registered"),
+    ((DType.Int8, DType.Int32, "null result"), SystemError,
+     r"^SW_DType_TryPromoteTypes: got a NULL result pointer$"),
+])
+def test_try_promote_types_bad_arguments(probe, args, exc, match):
+    with pytest.raises(exc, match=match):
+        probe.try_promote_types(*args)
+
+
+def test_try_promote_types_null_arguments_are_system_errors(probe):
+    for args in ((probe.NULL, DType.Int8), (DType.Int8, probe.NULL)):
+        with pytest.raises(SystemError, match=r"^SW_DType_TryPromoteTypes: got NULL"):
+            probe.try_promote_types(*args)
+
+
+def test_try_promote_types_returns_a_new_reference(probe):
+    from stride_weave import formats
+
+    before = sys.getrefcount(formats.Int16)
+    results = [probe.try_promote_types(DType.Int8, formats.UInt8) for _ in range(50)]
+    during = sys.getrefcount(formats.Int16)
+    assert all(r == (1, formats.Int16) for r in results)
+    del results
+    after = sys.getrefcount(formats.Int16)
+    assert (during, after) == (before + 50, before)
+
+
+def test_the_exception_types_are_those_the_functions_raise(probe):
+    """The table's exception types are the very classes raised: a C caller
+    matches with PyErr_ExceptionMatches, without importing Python."""
+    table = probe.table_objects()
+    with pytest.raises(table["PromotionError"]) as info:
+        probe.promote_types(DType.Int8, DType.Float32)
+    assert type(info.value) is table["PromotionError"]
+    for call in (lambda: probe.from_name(b"NoSuchDType"),
+                 lambda: probe.from_name_object("NoSuchDType")):
+        with pytest.raises(table["UnknownNameError"]) as info:
+            call()
+        assert type(info.value) is table["UnknownNameError"]
+    assert issubclass(table["PromotionError"], TypeError)
+    assert issubclass(table["UnknownNameError"], LookupError)
+
+
+def test_a_kind_asked_in_c_settles_as_in_python(probe):
+    """IsDType and CanCast go through the same read as isdtype and
+    can_cast: an answer a record could change settles the dtype."""
+    from stride_weave.numerics import NumericInfo, register_numeric_info
+
+    d = SimpleDType(unique_name("CapiSettled"), bits=8, supertype=DType.Any)
+    assert probe.isdtype(d, 1) is False                     # SW_ISDTYPE_BOOL
+    with pytest.raises(ValueError, match="has no numeric record for good"):
+        register_numeric_info(d, NumericInfo.boolean(8))
+    e = SimpleDType(unique_name("CapiSettled"), bits=8, supertype=DType.Floating)
+    assert probe.can_cast(DType.E2M1, e, 2) is False
+    with pytest.raises(ValueError, match="has no numeric record for good"):
+        register_numeric_info(e, NumericInfo.floating(
+            "e4m3", exponent_bits=4, mantissa_bits=3, bias=7, nan_encoding="all_ones"))
+
+
 def _module_tail(name, methods):
     """C source that makes a module `name` of the C functions `methods`
     ({python name: C function}, METH_VARARGS or METH_NOARGS by name), which
@@ -1294,34 +1493,23 @@ def _module_tail(name, methods):
         """) % (entries, name, name)
 
 
-def _version_2_header():
-    """The header as a version-2 consumer was compiled against: the table
-    only grows at its end, so it is this header without the version-3
-    block, with version 2."""
+def _header_of_version(version):
+    """The header as a consumer of an earlier version was compiled against:
+    the table only grows at its end, so it is this header without the
+    blocks after `version`, with that version."""
     text = HEADER.read_text(encoding="utf-8")
-    start = text.index("    /* ---- version 3 ----")
+    start = text.index("    /* ---- version %d ----" % (version + 1))
     end = text.index("} SW_DTypes_CAPI;")
     text = text[:start] + text[end:]
-    text = text.replace("#define SW_DTYPES_API_VERSION 3",
-                        "#define SW_DTYPES_API_VERSION 2")
-    table = text[text.index("typedef struct SW_DTypes_CAPI {"):]
-    assert "IsDType" not in table.split("} SW_DTypes_CAPI;")[0]
+    current = re.search(r"#define SW_DTYPES_API_VERSION (\d+)", text)
+    text = text.replace(current.group(0), "#define SW_DTYPES_API_VERSION %d" % version)
     return text
 
 
-def test_a_version_2_consumer_keeps_working(tmp_path):
-    """A consumer compiled against the version-2 header imports and runs
-    against this (version 3) build."""
-    if _capi.compiler() is None:
-        pytest.skip(_capi.no_compiler_reason())
-    include = tmp_path / "include" / "stride_weave"
-    include.mkdir(parents=True)
-    (include / "dtypes.h").write_text(_version_2_header(), encoding="utf-8")
-    (tmp_path / "swold.c").write_text(textwrap.dedent("""\
-        #define PY_SSIZE_T_CLEAN
-        #include <Python.h>
-        #include <stride_weave/dtypes.h>
-
+# What a consumer of each earlier version calls (only what its header has),
+# and what that gives against this build.
+_OLD_CONSUMERS = {
+    2: ("""
         static PyObject *
         check(PyObject *module, PyObject *Py_UNUSED(ignored))
         {
@@ -1333,7 +1521,68 @@ def test_a_version_2_consumer_keeps_working(tmp_path):
             return Py_BuildValue("(inii)", SW_DTypesAPI->api_version,
                                  SW_DType_Bits(SW_DTypesAPI->Int8), code, bits);
         }
-        """) + _module_tail("swold", {"check": "check"}))
+        """, [5, 8, 2, 32]),
+    3: ("""
+        static PyObject *
+        check(PyObject *module, PyObject *Py_UNUSED(ignored))
+        {
+            PyObject *join = SW_DType_PromoteTypes(SW_DTypesAPI->Int8,
+                                                   SW_DTypesAPI->Int32);
+            PyObject *none = join ? SW_DType_PromoteTypes(SW_DTypesAPI->Int8,
+                                                          SW_DTypesAPI->Float32) : NULL;
+            int refused = none == NULL && join != NULL
+                          && PyErr_ExceptionMatches(PyExc_TypeError);
+            (void)module;
+            if (!refused) {
+                Py_XDECREF(join);
+                Py_XDECREF(none);
+                return NULL;
+            }
+            PyErr_Clear();
+            return Py_BuildValue("(iNii)", SW_DTypesAPI->api_version, join,
+                                 SW_DType_IsDType(SW_DTypesAPI->Int8,
+                                                  SW_ISDTYPE_SIGNED_INTEGER),
+                                 SW_DType_CanCast(SW_DTypesAPI->Int8,
+                                                  SW_DTypesAPI->Float32,
+                                                  SW_CASTING_SAFE));
+        }
+        """, [5, "Int32", 1, 1]),
+    4: ("""
+        static PyObject *
+        check(PyObject *module, PyObject *Py_UNUSED(ignored))
+        {
+            PyObject *join = NULL;
+            int found = SW_DType_TryPromoteTypes(SW_DTypesAPI->Float32,
+                                                 SW_DTypesAPI->Float64, &join);
+            (void)module;
+            if (found != 1) {
+                return NULL;
+            }
+            return Py_BuildValue("(INn)", SW_DTypesAPI->api_version, join,
+                                 SW_DType_LevelBlock(SW_DTypesAPI->NVFP4, 0));
+        }
+        """, [5, "Float64", 16]),
+}
+
+
+@pytest.mark.parametrize("version", sorted(_OLD_CONSUMERS))
+def test_a_consumer_of_an_earlier_version_keeps_working(tmp_path, version):
+    """A consumer compiled against an earlier header (its table shorter,
+    its version lower) imports and runs against this build unchanged."""
+    if _capi.compiler() is None:
+        pytest.skip(_capi.no_compiler_reason())
+    include = tmp_path / "include" / "stride_weave"
+    include.mkdir(parents=True)
+    header = _header_of_version(version)
+    table = header[header.index("typedef struct SW_DTypes_CAPI {"):].split("} SW_DTypes_CAPI;")[0]
+    fields = set(re.findall(r"\(\*(\w+)\)\(", re.sub(r"/\*.*?\*/", "", table, flags=re.S)))
+    assert "LevelBlockShape" not in fields and ("IsDType" in fields) == (version >= 3)
+    assert ("TryPromoteTypes" in fields) == (version >= 4)
+    (include / "dtypes.h").write_text(header, encoding="utf-8")
+    source, expected = _OLD_CONSUMERS[version]
+    (tmp_path / "swold.c").write_text(
+        "#define PY_SSIZE_T_CLEAN\n#include <Python.h>\n#include <stride_weave/dtypes.h>\n"
+        + textwrap.dedent(source) + _module_tail("swold", {"check": "check"}))
     (tmp_path / "setup.py").write_text(textwrap.dedent("""\
         from setuptools import Extension, setup
         setup(name="swold", ext_modules=[Extension(
@@ -1344,9 +1593,9 @@ def test_a_version_2_consumer_keeps_working(tmp_path):
         import json, sys
         sys.path.insert(0, sys.argv[1])
         import swold
-        print(json.dumps(swold.check()))
+        print(json.dumps([getattr(x, "name", x) for x in swold.check()]))
     """, str(tmp_path))
-    assert report == [3, 8, 2, 32]
+    assert report == expected
 
 
 def _docs_relations_example():

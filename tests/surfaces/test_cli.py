@@ -320,7 +320,9 @@ def expected_record(d):
     if kind == "block-scaled":
         record["element"] = d.element.name
         record["levels"] = [
-            {"scale": lv.scale.name, "block": "Whole" if lv.block is Whole else lv.block}
+            {"scale": lv.scale.name,
+             "block": ("Whole" if lv.block is Whole
+                       else list(lv.block) if type(lv.block) is tuple else lv.block)}
             for lv in d.levels
         ]
         bpe = d.bits_per_element
@@ -995,12 +997,60 @@ def test_name_with_json():
     assert record == expected
 
 
+@pytest.mark.parametrize("name, line", [
+    ("NVFP4_16x16", "NVFP4_16x16  block-scaled, planes E2M1 + E4M3 per 16x16 + Float32 per "
+                    "whole, 4.03125 + 32/n bits per element  [extension]"),
+    ("FP8_E4M3_128x128", "FP8_E4M3_128x128  block-scaled, planes E4M3 + Float32 per 128x128, "
+                         "8.001953125 bits per element  [extension]"),
+    ("FP8_E4M3_1x128", "FP8_E4M3_1x128  block-scaled, planes E4M3 + Float32 per 128, "
+                       "8.25 bits per element  [extension]"),
+])
+def test_name_shows_the_block_shape_of_an_nd_format(name, line):
+    proc = run_package("--import", "stride_weave.formats", "--name", name)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == line
+
+
+def test_json_and_dot_show_an_nd_block_as_its_shape():
+    proc = run_package("--import", "stride_weave.formats", "--name", "NVFP4_16x16", "--json")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    assert record["levels"] == [{"scale": "E4M3", "block": [16, 16]},
+                                {"scale": "Float32", "block": "Whole"}]
+    assert record["bits_per_element"] == {"constant": 4.03125, "whole_scale_bits": 32}
+    proc = run_package("--import", "stride_weave.formats", "--dot")
+    assert proc.returncode == 0, proc.stderr
+    _, edges = parse_dot(proc.stdout)
+    roles = {(b, a): _unquote(attrs["label"]) for a, b, attrs in edges if attrs}
+    assert roles[("NVFP4_16x16", "E4M3")] == "scale per 16x16"
+    assert roles[("MXFP8_E4M3_32x32", "E8M0")] == "scale per 32x32"
+
+
 def test_name_miss_is_a_usage_error_with_a_suggestion():
     proc = run_package("--name", "mxfp4")
     assert proc.returncode == 2
     assert proc.stderr.splitlines()[-1] == (
         "python -m stride_weave: error: --name: no descriptor is registered "
         "under the name 'mxfp4'; did you mean 'MXFP4'?")
+
+
+def test_name_miss_on_a_pack_format_gives_the_option_that_registers_it():
+    """The advice to import the formats pack is given as this command's
+    --import option, and following it works."""
+    proc = run_package("--name", "Float16")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        "python -m stride_weave: error: --name: no descriptor is registered under the "
+        "name 'Float16'; --import stride_weave.formats registers it")
+    proc = run_package("--name", "bfloat16")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[-1] == (
+        "python -m stride_weave: error: --name: no descriptor is registered under the "
+        "name 'bfloat16'; did you mean 'BFloat16'? (--import stride_weave.formats "
+        "registers 'BFloat16')")
+    proc = run_package("--import", "stride_weave.formats", "--name", "Float16")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("Float16")
 
 
 def test_name_with_dot_is_a_usage_error():

@@ -186,3 +186,11 @@ def test_promotion_figure_source_is_what_the_command_prints():
     (regenerate it with docs/figures/promotions.py otherwise)."""
     result = run_python([str(ROOT / "docs" / "figures" / "promotions.py"), "--check"])
     assert result.returncode == 0, result.stderr
+
+
+def test_layout_figures_are_what_the_codecs_place():
+    """docs/figures/layout-*.svg are what docs/figures/block_layouts.py
+    draws by asking codecs.plane_shapes and codecs.scale_index now
+    (regenerate them with the script otherwise)."""
+    result = run_python([str(ROOT / "docs" / "figures" / "block_layouts.py"), "--check"])
+    assert result.returncode == 0, result.stdout + result.stderr

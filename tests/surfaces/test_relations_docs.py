@@ -68,3 +68,20 @@ def test_the_comparison_table_is_what_the_libraries_answer(compare, column):
     for row in compare.ROWS:
         label = compare._row_label(*row)
         assert rows[label][index] == _shown(function(*row), compare), (column, label)
+
+
+def test_the_array_api_column_is_what_array_api_strict_answers(compare):
+    """The Array API column is written from the standard (2024.12);
+    array-api-strict implements it and raises where it leaves a case
+    undefined, so the two agree on every row (a dtype array-api-strict does
+    not have is one the standard does not define)."""
+    xp = pytest.importorskip("array_api_strict")
+    xp.set_array_api_strict_flags(api_version="2024.12")
+    try:
+        answers = {row: compare.array_api_strict_answer(*row) for row in compare.ROWS}
+    finally:
+        xp.reset_array_api_strict_flags()
+    assert answers == {row: compare.ARRAY_API[row] for row in compare.ROWS}
+    assert answers[("result_type", "int8", 1000)] == compare.UNDEFINED
+    with pytest.raises(OverflowError):
+        xp.result_type(xp.int8, 1000)

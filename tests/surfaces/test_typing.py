@@ -82,10 +82,14 @@ def test_mypy_rejects_misuse(tmp_path):
         "DTypeCategory('x', opaque_storage=True)\n"
         "DType.Float32.is_subtype_of(3)\n"
         "x: SimpleDType = DType.from_name('Float32')\n"
+        "from stride_weave.dtypes import Level\n"
+        "Level(DType.E4M3, [16, 16])\n"
+        "b: int = Level(DType.E4M3, (16, 16)).block\n"
+        "s: tuple[int, ...] = DType.MXFP4.block_shape\n"
     )
     result = _run(["-m", "mypy", "--strict", str(bad)], tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
-    for line in (2, 3, 4, 5, 6, 7):
+    for line in (2, 3, 4, 5, 6, 7, 9, 10, 11):
         assert f"misuse.py:{line}: error" in result.stdout, result.stdout
 
 

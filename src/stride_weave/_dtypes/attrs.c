@@ -78,17 +78,29 @@ sw_attrs_slot(PyObject *obj)
 }
 
 /* tp_getattro of classes that keep attributes in `attrs`: the generic
- * lookup with `attrs` standing in for the instance dict. */
+ * lookup with `attrs` standing in for the instance dict; then, for a
+ * descriptor, what its class's __getattr__ does (CPython calls that only
+ * from its own slot functions, which this replaces). */
 static PyObject *
 sw_attrs_getattro(PyObject *self, PyObject *name)
 {
     PyObject *attrs, *result;
+#ifdef SW_FIXED_SLOTS
+    int fallback = !sw_rule_is_class(Py_TYPE(self));
+#else
+    int fallback = 0;
+#endif
 
     Py_BEGIN_CRITICAL_SECTION(self);
     attrs = Py_XNewRef(*sw_attrs_slot(self));
     Py_END_CRITICAL_SECTION();
-    result = _PyObject_GenericGetAttrWithDict(self, name, attrs, 0);
+    result = _PyObject_GenericGetAttrWithDict(self, name, attrs, fallback);
     Py_XDECREF(attrs);
+#ifdef SW_FIXED_SLOTS
+    if (result == NULL && fallback && !PyErr_Occurred()) {
+        result = sw_descriptor_getattr(self, name);
+    }
+#endif
     return result;
 }
 

@@ -18,6 +18,7 @@
 #include "level.h"
 #include "meta.h"
 #include "relations.h"
+#include "structure.h"
 
 #define SW_DTYPES_IMPL   /* the table's definition only, no consumer helpers */
 #include "stride_weave/dtypes.h"
@@ -122,9 +123,19 @@ sw_capi_ssize(PyObject *value, sw_descriptor *d, const char *func,
 
     if (n == -1 && PyErr_Occurred()) {
         if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
-            PyErr_Format(PyExc_OverflowError,
-                         "%s: the %s of %R (%S) does not fit in a Py_ssize_t",
-                         func, what, (PyObject *)d, value);
+            /* An int of any size: where str() would hit the
+             * int-to-decimal digit limit (and replace this OverflowError
+             * with a ValueError), it is shown in hex. */
+            PyObject *shown;
+
+            PyErr_Clear();
+            shown = sw_structure_value_text(value);
+            if (shown != NULL) {
+                PyErr_Format(PyExc_OverflowError,
+                             "%s: the %s of %R (%U) does not fit in a "
+                             "Py_ssize_t", func, what, (PyObject *)d, shown);
+                Py_DECREF(shown);
+            }
         }
         return -1;
     }
@@ -329,7 +340,70 @@ sw_capi_level_block(PyObject *op, Py_ssize_t i)
     if (level->block == st->whole) {
         return SW_DTYPE_BLOCK_WHOLE;
     }
+    if (PyTuple_CheckExact(level->block)) {
+        /* One count would read as a 1-D block along one axis. */
+        PyErr_Format(PyExc_ValueError,
+                     "SW_DType_LevelBlock: level %zd of %R has the N-D block "
+                     "%R; read it with SW_DType_LevelBlockShape", i,
+                     (PyObject *)d, level->block);
+        return -1;
+    }
     return sw_capi_ssize(level->block, d, "SW_DType_LevelBlock", "level block");
+}
+
+/* ---- N-D blocks (version 5) -------------------------------------------------- */
+
+/* Extent j of a block that is not Whole (borrowed): an int block is its
+ * own only extent. */
+static PyObject *
+sw_capi_block_extent(PyObject *block, Py_ssize_t j)
+{
+    return PyTuple_CheckExact(block) ? PyTuple_GET_ITEM(block, j) : block;
+}
+
+static Py_ssize_t
+sw_capi_level_block_shape(PyObject *op, Py_ssize_t i, Py_ssize_t *shape,
+                          Py_ssize_t n)
+{
+    static const char func[] = "SW_DType_LevelBlockShape";
+    sw_descriptor *d;
+    sw_level *level = sw_capi_level(op, i, func, &d);
+    sw_state *st;
+    PyObject *block;
+    Py_ssize_t ndim, j, stored;
+
+    if (level == NULL) {
+        return -1;
+    }
+    if (n < 0 || (n > 0 && shape == NULL)) {
+        PyErr_Format(PyExc_SystemError,
+                     "%s: got %s (shape must hold n >= 0 entries)", func,
+                     n < 0 ? "a negative n" : "a NULL shape with n > 0");
+        return -1;
+    }
+    st = sw_state_of_type(Py_TYPE(d));
+    if (sw_state_check(st) < 0) {
+        return -1;
+    }
+    block = level->block;   /* the level's, kept by the registered descriptor */
+    if (block == st->whole) {
+        return 0;
+    }
+    ndim = PyTuple_CheckExact(block) ? PyTuple_GET_SIZE(block) : 1;
+    stored = ndim < n ? ndim : n;
+    /* Every extent to store is checked first: shape changes only on
+     * success. */
+    for (j = 0; j < stored; j++) {
+        if (sw_capi_ssize(sw_capi_block_extent(block, j), d, func,
+                          "level block extent") < 0) {
+            return -1;
+        }
+    }
+    for (j = 0; j < stored; j++) {
+        /* checked above: an exact int that fits */
+        shape[j] = PyLong_AsSsize_t(sw_capi_block_extent(block, j));
+    }
+    return ndim;
 }
 
 /* ---- DLPack (version 2) ---------------------------------------------------- */
@@ -456,7 +530,7 @@ sw_capi_isdtype(PyObject *op, unsigned int kinds)
     if (sw_state_check(st) < 0) {
         return -1;
     }
-    return (sw_relations_kinds_answered(st, d, kinds) & kinds) != 0;
+    return (sw_relations_read(st, d, kinds).kinds & kinds) != 0;
 }
 
 static int
@@ -481,7 +555,7 @@ sw_capi_can_cast(PyObject *from, PyObject *to, int casting)
     if (sw_state_check(st) < 0) {
         return -1;
     }
-    return sw_casting_answer(st, f, t, casting);
+    return sw_casting_can(st, f, t, casting, SW_READ_RECORD);
 }
 
 static PyObject *
@@ -505,6 +579,47 @@ sw_capi_promote_types(PyObject *a, PyObject *b)
     result = sw_promotion_promote(st, lat, a, b, func);
     Py_DECREF(lat);
     return result;
+}
+
+/* ---- errors (version 4) ------------------------------------------------------ */
+
+/* The join of a and b in the default lattice without raising when there
+ * is none: 1 with a new reference in *result, 0 with NULL and no exception
+ * (no join), -1 with NULL and an exception (an argument). */
+static int
+sw_capi_try_promote_types(PyObject *a, PyObject *b, PyObject **result)
+{
+    const char *func = "SW_DType_TryPromoteTypes";
+    sw_descriptor *da, *db;
+    sw_state *st;
+    sw_lattice *lat;
+    PyObject *join;
+
+    if (result == NULL) {
+        PyErr_Format(PyExc_SystemError, "%s: got a NULL result pointer", func);
+        return -1;
+    }
+    *result = NULL;
+    da = sw_capi_arg(a, SW_ANY_KIND, func, "a registered descriptor");
+    if (da == NULL
+        || sw_capi_arg(b, SW_ANY_KIND, func, "a registered descriptor") == NULL) {
+        return -1;
+    }
+    st = sw_state_of_type(Py_TYPE(da));
+    if (sw_state_check(st) < 0) {
+        return -1;
+    }
+    /* Both of this graph: relation ids index only their own graph's
+     * lattices. */
+    db = sw_relations_arg(st, b, func, "b");
+    lat = db != NULL ? sw_promotion_default(st) : NULL;
+    if (lat == NULL) {
+        return -1;
+    }
+    join = sw_lattice_join(lat, da, db);    /* borrowed: lat holds it */
+    *result = Py_XNewRef(join);
+    Py_DECREF(lat);
+    return join != NULL;
 }
 
 /* ---- the table ------------------------------------------------------------- */
@@ -601,6 +716,12 @@ sw_capi_create(PyObject *module, sw_state *st)
     api->IsDType = sw_capi_isdtype;
     api->CanCast = sw_capi_can_cast;
     api->PromoteTypes = sw_capi_promote_types;
+    /* version 4 */
+    api->PromotionError = st->promotion_error;
+    api->UnknownNameError = (PyObject *)st->unknown_name_type;
+    api->TryPromoteTypes = sw_capi_try_promote_types;
+    /* version 5 */
+    api->LevelBlockShape = sw_capi_level_block_shape;
 
     /* No destructor: the table is the state's, not the capsule's, so a
      * consumer's pointer stays valid even if _C_API is deleted. */

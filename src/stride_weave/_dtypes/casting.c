@@ -166,7 +166,7 @@ sw_casting_float_in_int(const sw_numeric_format *a, int is_signed, int h)
 
 /* 1 when every value of the format `from` is a value of the format `to`
  * (a cast from one to the other is safe), else 0.  Runs no Python code. */
-int
+static int
 sw_casting_formats_safe(const sw_numeric_format *from,
                         const sw_numeric_format *to)
 {
@@ -199,88 +199,72 @@ sw_casting_formats_safe(const sw_numeric_format *from,
 
 /* ---- levels ---------------------------------------------------------------- */
 
-/* Settle `d` for an answer that its lack of a record decides (a simple
- * dtype without one casts only to itself): it never gets a record after,
- * so the answer stands (numrecords.c). */
-static void
-sw_casting_settle(sw_descriptor *d)
+/* The answer for two distinct dtypes, from their records read with
+ * `asked`; *kept is set to 1 when both have records (the answer is then
+ * for good, and may be remembered).  A dtype without a record casts only
+ * to itself: the answer is 0 for good as soon as one of them can never
+ * have a record (not a simple dtype, or settled without one), and the
+ * other is then left unsettled; otherwise reading with SW_READ_RECORD
+ * settles each that has none, so no record attached later changes the
+ * answer. */
+static int
+sw_casting_decide(sw_state *st, sw_descriptor *from, sw_descriptor *to,
+                  int casting, unsigned int asked, int *kept)
 {
-    if (d->kind == SW_KIND_SIMPLE && sw_numinfo_format_of(d) == NULL) {
-        (void)sw_numrecords_settle(d);
-    }
-}
+    sw_relations_view f = sw_relations_read(st, from, SW_READ_WORDING);
+    sw_relations_view t = sw_relations_read(st, to, SW_READ_WORDING);
 
-/* can_cast's answer (Python and the C API): as sw_casting_can, with the
- * dtypes settled first, so no record attached later changes it. */
-int
-sw_casting_answer(sw_state *st, sw_descriptor *from, sw_descriptor *to,
-                  int casting)
-{
-    if (from != to) {
-        sw_casting_settle(from);
-        sw_casting_settle(to);
-    }
-    return casting == SW_CASTING_SAFE ? sw_casting_safe_cached(st, from, to)
-                                      : sw_casting_can(st, from, to, casting);
-}
-
-/* Whether `from` may be cast to `to` at level `casting` (an sw_casting):
- * 1 or 0.  Runs no Python code. */
-int
-sw_casting_can(sw_state *st, sw_descriptor *from, sw_descriptor *to,
-               int casting)
-{
-    const sw_numeric_format *f = NULL, *t = NULL;
-
-    if (from == to) {
-        return 1;
-    }
-    if (from->kind == SW_KIND_SIMPLE && to->kind == SW_KIND_SIMPLE) {
-        f = sw_numinfo_format_of(from);
-        t = sw_numinfo_format_of(to);
-    }
-    /* Without two records (categories, compound and block-scaled dtypes,
-     * simple dtypes without one): only to itself, at every level. */
-    if (f == NULL || t == NULL) {
+    *kept = 0;
+    if ((f.record == NULL && f.fixed) || (t.record == NULL && t.fixed)) {
         return 0;
     }
+    if (f.record == NULL) {
+        f = sw_relations_read(st, from, asked);
+    }
+    if (t.record == NULL) {
+        t = sw_relations_read(st, to, asked);
+    }
+    if (f.record == NULL || t.record == NULL) {
+        return 0;
+    }
+    *kept = 1;
     switch (casting) {
     case SW_CASTING_NO:
     case SW_CASTING_EQUIV:
         return 0;
     case SW_CASTING_SAFE:
-        return sw_casting_formats_safe(f, t);
+        return sw_casting_formats_safe(f.record, t.record);
     case SW_CASTING_SAME_KIND:
-        return sw_casting_formats_safe(f, t)
-               || sw_relations_rank(st, from) <= sw_relations_rank(st, to);
+        return sw_casting_formats_safe(f.record, t.record)
+               || sw_relations_rank(f.kinds) <= sw_relations_rank(t.kinds);
     default:
         return 1;
     }
 }
 
-/* sw_casting_can(st, from, to, SW_CASTING_SAFE), remembered: a cache of
+/* Safe answers between dtypes with records, remembered: a cache of
  * SW_CAST_CACHE_SIZE words, each the relation ids of the pair (31 bits
  * each), the answer and a valid bit, read and written whole (atomically on
  * free-threaded builds), so a reader sees a complete entry or another
  * pair's.  Only pairs whose dtypes both have records are kept: a record is
  * never replaced, so the answer never changes. */
-int
-sw_casting_safe_cached(sw_state *st, sw_descriptor *from, sw_descriptor *to)
+static int
+sw_casting_safe_cached(sw_state *st, sw_descriptor *from, sw_descriptor *to,
+                       unsigned int asked)
 {
     uint32_t a = sw_lattice_id_of(from), b = sw_lattice_id_of(to);
     uint64_t key = ((uint64_t)a << 33) | ((uint64_t)b << 2) | 1u, entry;
     size_t slot = (size_t)((a * 2654435761u) ^ b) & (SW_CAST_CACHE_SIZE - 1);
-    int safe;
+    int safe, kept;
 
     /* A pair without ids has no entry (id 0 is never in one). */
     entry = SW_LOAD_RELAXED(st->cast_cache[slot]);
     if (a != 0 && b != 0 && (entry & ~(uint64_t)2) == key) {
         return (int)((entry >> 1) & 1);
     }
-    safe = sw_casting_can(st, from, to, SW_CASTING_SAFE);
-    if (from->kind != SW_KIND_SIMPLE || to->kind != SW_KIND_SIMPLE
-        || sw_numinfo_format_of(from) == NULL || sw_numinfo_format_of(to) == NULL) {
-        return safe;            /* a record may still come: not kept */
+    safe = sw_casting_decide(st, from, to, SW_CASTING_SAFE, asked, &kept);
+    if (!kept) {
+        return safe;            /* without two records: not kept */
     }
     if (a == 0 || b == 0) {
         /* Ids for the next call. */
@@ -292,6 +276,21 @@ sw_casting_safe_cached(sw_state *st, sw_descriptor *from, sw_descriptor *to)
     }
     SW_STORE_RELAXED(st->cast_cache[slot], key | ((uint64_t)safe << 1));
     return safe;
+}
+
+int
+sw_casting_can(sw_state *st, sw_descriptor *from, sw_descriptor *to,
+               int casting, unsigned int asked)
+{
+    int kept;
+
+    if (from == to) {
+        return 1;
+    }
+    if (casting == SW_CASTING_SAFE) {
+        return sw_casting_safe_cached(st, from, to, asked);
+    }
+    return sw_casting_decide(st, from, to, casting, asked, &kept);
 }
 
 /* The casting level `level` (any str) as an sw_casting, or -1 with
@@ -336,7 +335,8 @@ sw_casting_can_cast(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
         from = sw_relations_registered(st, args[0]);
         to = sw_relations_registered(st, args[1]);
         if (from != NULL && to != NULL) {
-            return Py_NewRef(sw_casting_answer(st, from, to, SW_CASTING_SAFE)
+            return Py_NewRef(sw_casting_can(st, from, to, SW_CASTING_SAFE,
+                                            SW_READ_RECORD)
                              ? Py_True : Py_False);
         }
     }
@@ -374,7 +374,8 @@ sw_casting_can_cast(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
             return NULL;
         }
     }
-    return PyBool_FromLong(sw_casting_answer(st, from, to, casting));
+    return PyBool_FromLong(sw_casting_can(st, from, to, casting,
+                                          SW_READ_RECORD));
 }
 
 PyMethodDef sw_casting_methods[] = {

@@ -33,8 +33,8 @@ sw_category_init(PyObject *self, PyObject *args, PyObject *kwds)
         Py_DECREF(exact);
         return -1;
     }
+    sw_construct_initialized(d, exact, NULL);
     Py_DECREF(exact);
-    SW_STORE_FLAG(d->initialized, 1);
     return 0;
 }
 

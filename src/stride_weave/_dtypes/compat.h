@@ -10,6 +10,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -94,6 +95,27 @@
 #  define SW_LOAD_RELAXED(field) (field)
 #  define SW_STORE_RELAXED(field, value) ((void)((field) = (value)))
 #  define SW_ADD_FETCH(field, value) ((field) += (value))
+#endif
+
+/* Attributes a descriptor fixes at construction (its name, a simple
+ * dtype's bits) are READONLY member slots of its layout where CPython
+ * specializes their loads to a read of the slot (LOAD_ATTR_SLOT) also on a
+ * type whose attribute lookup falls back to __getattr__, which the model
+ * needs to give an unusable descriptor's ValueError when a slot is empty
+ * (descriptor.c): CPython 3.12+, free-threaded from 3.14 (3.13t
+ * specializes nothing, and there the fallback would slow every attribute
+ * load down).  CPython 3.11 specializes no attribute load at all on a
+ * type with __getattr__.  Elsewhere they stay getsets.  The member type
+ * and flag are spelled with their 3.12 names (structmember.h's
+ * T_OBJECT_EX and READONLY before). */
+#if PY_VERSION_HEX >= 0x030C0000 \
+    && (!defined(Py_GIL_DISABLED) || PY_VERSION_HEX >= 0x030E0000)
+#  define SW_FIXED_SLOTS 1
+#endif
+#if PY_VERSION_HEX < 0x030C0000
+#  include <structmember.h>
+#  define Py_T_OBJECT_EX T_OBJECT_EX
+#  define Py_READONLY READONLY
 #endif
 
 /* Dict lookups that report errors and return strong references (3.13+;

@@ -172,8 +172,8 @@ sw_compound_init(PyObject *self, PyObject *args, PyObject *kwds)
     }
     Py_XSETREF(fields->simple_types, planes);
     Py_XSETREF(fields->rules, rules);
+    sw_construct_initialized(d, exact, NULL);
     Py_DECREF(exact);
-    SW_STORE_FLAG(d->initialized, 1);
     return 0;
 
 error:

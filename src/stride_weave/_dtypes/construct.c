@@ -171,15 +171,16 @@ sw_construct_chain(sw_state *st, PyObject *supertype)
     return Py_XNewRef(found);
 }
 
-/* Set the fields every kind has: name (exact str), supertype and the
- * supertypes() chain.  Also refuses an already registered name early, so
+/* Set what every kind has but the name: the supertype and the
+ * supertypes() chain.  Also refuses an already registered `name` early, so
  * user code after super().__init__ does not run for a doomed descriptor
- * (the registration itself checks again, atomically). */
+ * (the registration itself checks again, atomically).  The name itself is
+ * stored by sw_construct_initialized, the kind's last step. */
 int
 sw_construct_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
                          PyObject *supertype)
 {
-    PyObject *chain, *old_name;
+    PyObject *chain;
     int taken;
 
     taken = sw_registry_contains(&st->registry, name);
@@ -202,46 +203,67 @@ sw_construct_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
     if (chain == NULL) {
         return -1;
     }
-    /* Under the object's critical section: a thread that holds a leaked
-     * reference reads the name of the unfinished object there
-     * (sw_descriptor_name_ref). */
-    Py_BEGIN_CRITICAL_SECTION(d);
-    old_name = (PyObject *)SW_LOAD_PTR(d->name);
-    SW_STORE_PTR(d->name, Py_NewRef(name));
-    Py_END_CRITICAL_SECTION();
-    Py_XDECREF(old_name);
     Py_XSETREF(d->supertypes, chain);
     return 0;
 }
 
+/* The last step of every kind's __init__, once nothing can fail: store the
+ * fixed attributes (descriptor.h), the exact str `name` and the exact int
+ * `bits` (simple dtypes; NULL otherwise), and mark the descriptor
+ * initialized, in one critical section.  So a slot never holds a value
+ * while the descriptor is not usable, and a thread that holds a leaked
+ * reference reads all or nothing (sw_descriptor_name_ref,
+ * sw_descriptor_read_fixed); a member load of an empty slot gets the
+ * model's ValueError through DType.__getattr__. */
+void
+sw_construct_initialized(sw_descriptor *d, PyObject *name, PyObject *bits)
+{
+    assert(d->name == NULL && d->bits == NULL);   /* the claim: once */
+    Py_BEGIN_CRITICAL_SECTION(d);
+    SW_STORE_PTR(d->name, Py_NewRef(name));
+    if (bits != NULL) {
+        SW_STORE_PTR(d->bits, Py_NewRef(bits));
+    }
+    SW_STORE_FLAG(d->initialized, 1);
+    Py_END_CRITICAL_SECTION();
+}
+
 /* ---- finalization: the end of the construction transaction --------------- */
 
-/* ensure() of a simple dtype given numeric_info: the registered one must
- * have that record (ensure never attaches one to a registered dtype): 0,
- * or -1 with ValueError.  Runs no Python code. */
+/* ensure() of a name registered with an identical structure: the records
+ * must agree too, by the rule every pickle is loaded with
+ * (sw_numrecords_match).  A definition without numeric_info states
+ * nothing, and ensure never attaches a record to a registered dtype.  0,
+ * or -1 with ValueError naming the first differing field.  Runs no Python
+ * code but the owner's origin (formatted for the error). */
 static int
 sw_construct_same_record(sw_descriptor *d, sw_descriptor *owner)
 {
-    PyObject *mine = SW_LOAD_PTR(d->numeric);
-    PyObject *theirs = SW_LOAD_PTR(owner->numeric);
+    PyObject *mine = SW_LOAD_PTR(d->numeric), *stated, *difference, *origin;
+    int status;
 
-    if (mine == NULL || mine == Py_None
-        || (theirs != NULL && theirs != Py_None
-            && sw_numinfo_equal((sw_numinfo *)mine, (sw_numinfo *)theirs))) {
+    if (d->kind != SW_KIND_SIMPLE || mine == NULL) {
         return 0;
     }
-    if (theirs != NULL && theirs != Py_None) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s.ensure(): %U is registered with the record %R, not "
-                     "the numeric_info given, %R; nothing was registered",
-                     sw_type_name(Py_TYPE(d)), d->name, theirs, mine);
+    stated = mine == Py_None ? Py_NewRef(Py_None)
+                             : sw_numinfo_fields((sw_numinfo *)mine);
+    if (stated == NULL) {
+        return -1;
     }
-    else {
-        PyErr_Format(PyExc_ValueError,
-                     "%s.ensure(): %U is registered without a numeric record, "
-                     "not with the numeric_info given, %R; nothing was "
-                     "registered", sw_type_name(Py_TYPE(d)), d->name, mine);
+    status = sw_numrecords_match(owner, stated, "this definition", &difference);
+    Py_DECREF(stated);
+    if (status <= 0) {
+        return status;
     }
+    origin = sw_construct_origin((PyObject *)owner);
+    if (origin != NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s.ensure(): name %R is already registered by %U with a "
+                     "different numeric record: %U; nothing was registered",
+                     sw_type_name(Py_TYPE(d)), d->name, origin, difference);
+        Py_DECREF(origin);
+    }
+    Py_DECREF(difference);
     return -1;
 }
 

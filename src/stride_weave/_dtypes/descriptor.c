@@ -3,7 +3,9 @@
  * Owns the C layout every descriptor shares (_DescriptorBase), its
  * lifecycle (building -> finished or rejected), sealing, identity
  * (hash/==/copy/pickle), the accessors common to all kinds (name, value,
- * supertype, supertypes(), is_subtype_of(), is_*(), structure()),
+ * supertype, supertypes(), is_subtype_of(), is_*(), structure()), the
+ * fixed attributes of every kind (member slots or getsets, descriptor.h)
+ * with DType.__getattr__, which refuses them on an unusable descriptor,
  * and the methods DType puts in its namespace.  It knows no kind: the
  * kind-specific accessors check their receiver through
  * sw_descriptor_of_kind and the kind table (kind.h).  Construction is
@@ -44,7 +46,8 @@ const char *const sw_descriptor_owned_names[] = {
  * it), for messages and reprs about a descriptor that may still be under
  * construction in another thread: a finished descriptor's name never
  * changes (build_state is published after it), and an unfinished one's is
- * read under the critical section its constructor sets it in. */
+ * read under the critical section its constructor sets it in and its
+ * rejection moves it in (to rejected_name). */
 PyObject *
 sw_descriptor_name_ref(sw_descriptor *d)
 {
@@ -54,9 +57,73 @@ sw_descriptor_name_ref(sw_descriptor *d)
         return Py_NewRef(d->name);
     }
     Py_BEGIN_CRITICAL_SECTION(d);
-    name = Py_XNewRef((PyObject *)SW_LOAD_PTR(d->name));
+    name = SW_LOAD_FLAG(d->build_state) == SW_REJECTED
+        ? d->rejected_name : (PyObject *)SW_LOAD_PTR(d->name);
+    Py_XINCREF(name);
     Py_END_CRITICAL_SECTION();
     return name != NULL ? name : Py_NewRef(Py_None);
+}
+
+/* The fixed attribute `member` (the PyMemberDef of its field, descriptor.h)
+ * of `d`, of a kind that has it: a new reference, or NULL with the
+ * ValueError saying why d is not usable.  A finished
+ * descriptor's field was set before it was published and never changes;
+ * an unfinished one's is read inside the critical section in which its
+ * __init__ sets it (with `initialized`) and its rejection empties it, so
+ * there "usable" and "set" agree. */
+PyObject *
+sw_descriptor_read_fixed(sw_descriptor *d, void *member)
+{
+    PyMemberDef *def = (PyMemberDef *)member;
+    PyObject **field = (PyObject **)((char *)d + def->offset);
+    PyObject *value;
+    int usable;
+
+    for (;;) {
+        if (SW_LOAD_FLAG(d->build_state) == SW_FINISHED) {
+            return Py_NewRef(*field);
+        }
+        Py_BEGIN_CRITICAL_SECTION(d);
+        usable = sw_descriptor_is_usable(d);
+        value = usable ? Py_XNewRef((PyObject *)SW_LOAD_PTR(*field)) : NULL;
+        Py_END_CRITICAL_SECTION();
+        if (value != NULL) {
+            return value;
+        }
+        if (usable) {
+            PyErr_Format(PyExc_SystemError, "%s: %R lacks its fields",
+                         def->name, (PyObject *)d);
+            return NULL;
+        }
+        if (sw_descriptor_unusable(d) < 0) {
+            return NULL;
+        }
+        /* Another thread's __init__ made it usable meanwhile: read again
+         * (a descriptor's state only moves forward). */
+    }
+}
+
+/* Mark `d` rejected; the caller (the construction's failure path, meta.c)
+ * holds its critical section.  From here on d is not usable and its fixed
+ * attributes read empty, so a member load of one reaches DType.__getattr__
+ * and the ValueError saying d was rejected.  The name moves to
+ * rejected_name, where its repr and messages read it; a structure recorded
+ * before the failure and the width are released (a tuple of str and an
+ * exact int: releasing them runs no Python code).  The moved name is never
+ * released before d is, so a reader that loaded it from the slot just
+ * before holds a live object. */
+void
+sw_descriptor_reject(sw_descriptor *d)
+{
+    PyObject *structure = d->structure;
+    PyObject *bits = (PyObject *)SW_LOAD_PTR(d->bits);
+
+    SW_STORE_FLAG(d->build_state, SW_REJECTED);
+    d->rejected_name = (PyObject *)SW_LOAD_PTR(d->name);
+    SW_STORE_PTR(d->name, NULL);
+    SW_STORE_PTR(d->bits, NULL);
+    Py_XDECREF(structure);
+    Py_XDECREF(bits);
 }
 
 /* -1 with the ValueError saying why `d` is not usable; 0 if it is after
@@ -120,9 +187,12 @@ sw_descriptor_check_finished(sw_descriptor *d, const char *what)
         return -1;
     }
     if (SW_LOAD_FLAG(d->build_state) != SW_FINISHED) {
+        PyObject *name = sw_descriptor_name_ref(d);
+
         PyErr_Format(PyExc_ValueError,
                      "%s: descriptor %R is still under construction",
-                     what, d->name);
+                     what, name);
+        Py_DECREF(name);
         return -1;
     }
     return 0;
@@ -341,15 +411,11 @@ sw_descriptor_format(PyObject *self, PyObject *spec)
 
 /* ---- accessors ------------------------------------------------------------------ */
 
+/* name and value: the fixed attribute `closure` (descriptor.h). */
 static PyObject *
-sw_descriptor_get_name(PyObject *self, void *Py_UNUSED(closure))
+sw_descriptor_get_name(PyObject *self, void *closure)
 {
-    sw_descriptor *d = (sw_descriptor *)self;
-
-    if (sw_descriptor_check_usable(d) < 0) {
-        return NULL;
-    }
-    return Py_NewRef(d->name);
+    return sw_descriptor_read_fixed((sw_descriptor *)self, closure);
 }
 
 static PyObject *
@@ -472,6 +538,7 @@ sw_descriptor_reduce_ex(PyObject *self, PyObject *protocol)
 {
     sw_descriptor *d = (sw_descriptor *)self;
     sw_state *st = sw_state_of_type(Py_TYPE(self));
+    PyObject *stated, *result;
     int overflow;
     long value;
 
@@ -489,14 +556,25 @@ sw_descriptor_reduce_ex(PyObject *self, PyObject *protocol)
         return sw_descriptor_reduce(self, NULL);
     }
     if (sw_state_check(st) < 0
-        || sw_descriptor_check_finished(d, "pickling") < 0) {
+        || sw_descriptor_check_finished(d, "pickling") < 0
+        || sw_record_stated(st, d, &stated) < 0) {
         return NULL;
     }
-    if (d->module != NULL) {
-        return Py_BuildValue("O(OOO)", st->reconstruct, d->name,
-                             d->structure, d->module);
+    if (stated != NULL) {
+        /* The numeric records the record would state, as a fourth
+         * argument (the module, or None, third). */
+        result = Py_BuildValue("O(OOON)", st->reconstruct, d->name,
+                               d->structure,
+                               d->module != NULL ? d->module : Py_None, stated);
     }
-    return Py_BuildValue("O(OO)", st->reconstruct, d->name, d->structure);
+    else if (d->module != NULL) {
+        result = Py_BuildValue("O(OOO)", st->reconstruct, d->name,
+                               d->structure, d->module);
+    }
+    else {
+        result = Py_BuildValue("O(OO)", st->reconstruct, d->name, d->structure);
+    }
+    return result;
 }
 
 /* object.__dir__ without the removed is_opaque_storage, which a class
@@ -572,13 +650,123 @@ sw_descriptor_init_subclass(PyObject *cls, PyObject *args, PyObject *kwds)
     Py_RETURN_NONE;
 }
 
+/* ---- fixed attributes -------------------------------------------------------------- */
+
+/* Store `descr` (a new reference, or NULL after a failure) under `name` in
+ * the dict of `cls`, a model class, which is frozen to Python code; the
+ * caller calls PyType_Modified once done. */
+static int
+sw_descriptor_put(PyTypeObject *cls, const char *name, PyObject *descr)
+{
+    int status;
+
+    if (descr == NULL) {
+        return -1;
+    }
+    status = PyDict_SetItemString(cls->tp_dict, name, descr);
+    Py_DECREF(descr);
+    return status;
+}
+
+#define SW_NAME_DOC "The registered name of this descriptor (an exact str)."
+#define SW_VALUE_DOC "Compatibility alias of name: the registered name."
+
+/* name and value: one field, two names. */
+static PyMemberDef sw_descriptor_name_members[] = {
+    {"name", Py_T_OBJECT_EX, offsetof(sw_descriptor, name), Py_READONLY,
+     PyDoc_STR(SW_NAME_DOC)},
+    {"value", Py_T_OBJECT_EX, offsetof(sw_descriptor, name), Py_READONLY,
+     PyDoc_STR(SW_VALUE_DOC)},
+};
+
+/* The fixed attributes every descriptor has (descriptor.h). */
+PyGetSetDef sw_descriptor_fixed[] = {
+    {"name", sw_descriptor_get_name, NULL, PyDoc_STR(SW_NAME_DOC),
+     &sw_descriptor_name_members[0]},
+    {"value", sw_descriptor_get_name, NULL, PyDoc_STR(SW_VALUE_DOC),
+     &sw_descriptor_name_members[1]},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+/* Put the fixed attributes `fixed` (descriptor.h) into the dict of `cls`,
+ * a model class that has just been created.  Member slots are bound to
+ * cls itself: a member reads its field without looking at the receiver's
+ * kind, so only instances of cls may reach it (CPython checks that, with
+ * a TypeError naming the attribute, cls and the receiver's class).  Where
+ * CPython does not specialize slot loads, the getsets, bound to the C
+ * layout, check the receiver themselves. */
+int
+sw_descriptor_install_fixed(sw_state *st, PyTypeObject *cls,
+                            PyGetSetDef *fixed)
+{
+    for (; fixed != NULL && fixed->name != NULL; fixed++) {
+#ifdef SW_FIXED_SLOTS
+        PyObject *descr = PyDescr_NewMember(cls, (PyMemberDef *)fixed->closure);
+        (void)st;
+#else
+        PyObject *descr = PyDescr_NewGetSet(st->base_type, fixed);
+#endif
+
+        if (sw_descriptor_put(cls, fixed->name, descr) < 0) {
+            return -1;
+        }
+    }
+    PyType_Modified(cls);
+    return 0;
+}
+
+#ifdef SW_FIXED_SLOTS
+static PyGetSetDef *
+sw_descriptor_find_fixed(PyGetSetDef *fixed, PyObject *name)
+{
+    for (; fixed != NULL && fixed->name != NULL; fixed++) {
+        if (PyUnicode_CompareWithASCIIString(name, fixed->name) == 0) {
+            return fixed;
+        }
+    }
+    return NULL;
+}
+
+/* DType.__getattr__, which CPython calls when the generic lookup of `name`
+ * found nothing or raised AttributeError (also from a property or slot of
+ * a subclass: as with any class that has __getattr__, this decides).  A
+ * fixed attribute of the descriptor's kind has an empty slot there: the
+ * descriptor is not usable (or another thread has just made it usable),
+ * and its getset's answer is the model's ValueError saying why (or the
+ * value).  Any other name raises the AttributeError the generic lookup
+ * raises for a missing attribute, with its text.  The name is compared by
+ * its characters (a str subclass's methods never run). */
+PyObject *
+sw_descriptor_getattr(PyObject *self, PyObject *name)
+{
+    sw_descriptor *d = (sw_descriptor *)self;
+    PyGetSetDef *found;
+    int kind;
+
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError,
+                     "attribute name must be string, not '%.200s'",
+                     Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    found = sw_descriptor_find_fixed(sw_descriptor_fixed, name);
+    for (kind = d->kind; found == NULL && kind > SW_KIND_NONE
+                         && kind < SW_KIND_COUNT;
+         kind = sw_kind_table[kind]->parent) {
+        found = sw_descriptor_find_fixed(sw_kind_table[kind]->fixed, name);
+    }
+    if (found != NULL) {
+        return found->get(self, found->closure);
+    }
+    PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%U'",
+                 Py_TYPE(self)->tp_name, name);
+    return NULL;
+}
+#endif
+
 /* ---- the type ------------------------------------------------------------------------ */
 
 static PyGetSetDef sw_descriptor_getset[] = {
-    {"name", sw_descriptor_get_name, NULL,
-     PyDoc_STR("The registered name of this descriptor (an exact str)."), NULL},
-    {"value", sw_descriptor_get_name, NULL,
-     PyDoc_STR("Compatibility alias of name: the registered name."), NULL},
     {"supertype", sw_descriptor_get_supertype, NULL,
      PyDoc_STR("The immediately enclosing category, or None."), NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -627,6 +815,15 @@ static PyMethodDef sw_descriptor_methods[] = {
      PyDoc_STR("__reduce_ex__($self, protocol, /)\n--\n\n"
                "Same as __reduce__() for protocol 2 and later; protocols 0 "
                "and 1 carry (name, structure), whose ints are text.")},
+#ifdef SW_FIXED_SLOTS
+    {"__getattr__", sw_descriptor_getattr, METH_O,
+     PyDoc_STR("__getattr__($self, name, /)\n--\n\n"
+               "Called when the usual lookup finds no value: name, value "
+               "and bits of a descriptor that is not usable (its __init__ "
+               "has not called the model's __init__ yet, or it was "
+               "rejected) raise ValueError saying why; any other name "
+               "raises AttributeError.")},
+#endif
     {"__dir__", sw_descriptor_dir, METH_NOARGS,
      PyDoc_STR("__dir__($self, /)\n--\n\nThe attribute names of the "
                "descriptor.")},
@@ -664,6 +861,11 @@ static PyMemberDef sw_descriptor_members[] = {
     {NULL, 0, 0, 0, NULL},
 };
 
+/* No tp_getattro: object's generic lookup is inherited, and with it
+ * object's __getattribute__, which is what CPython 3.12+ requires of a
+ * type with __getattr__ to still specialize loads of its methods and
+ * member slots (a type's own __getattribute__ wrapper would count as an
+ * override). */
 static PyType_Slot sw_descriptor_slots[] = {
     {Py_tp_doc, (void *)PyDoc_STR(
         "The C layout shared by every descriptor; not used directly.")},
@@ -673,7 +875,6 @@ static PyType_Slot sw_descriptor_slots[] = {
     {Py_tp_clear, sw_descriptor_clear},
     {Py_tp_setattro, sw_descriptor_setattro},
     {Py_tp_repr, sw_descriptor_repr},
-    {Py_tp_getattro, PyObject_GenericGetAttr},
     {Py_tp_getset, sw_attrs_sealed_getset},
     {Py_tp_hash, sw_attrs_identity_hash},
     {Py_tp_richcompare, sw_attrs_identity_richcompare},
@@ -734,9 +935,6 @@ sw_descriptor_bind_methods(PyTypeObject *cls)
     PyMethodDef *m;
 
     for (m = sw_descriptor_methods; m->ml_name != NULL; m++) {
-        PyObject *descr;
-        int status;
-
         if (m->ml_meth == sw_descriptor_structure_extension || m->ml_meth == sw_descriptor_dir
             || m->ml_meth == SW_CFUNC(sw_construct_ensure)
             || m->ml_meth == (PyCFunction)(void (*)(void))sw_descriptor_init_subclass) {
@@ -745,13 +943,7 @@ sw_descriptor_bind_methods(PyTypeObject *cls)
         if (m->ml_flags & METH_CLASS) {
             continue;   /* ensure: DType's classmethod */
         }
-        descr = PyDescr_NewMethod(cls, m);
-        if (descr == NULL) {
-            return -1;
-        }
-        status = PyDict_SetItemString(cls->tp_dict, m->ml_name, descr);
-        Py_DECREF(descr);
-        if (status < 0) {
+        if (sw_descriptor_put(cls, m->ml_name, PyDescr_NewMethod(cls, m)) < 0) {
             return -1;
         }
     }

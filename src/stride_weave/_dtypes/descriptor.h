@@ -31,14 +31,30 @@ typedef struct {
 } sw_compound_fields;
 
 /* Kept small: the registry holds every descriptor for the life of the
- * process (docs/performance.md counts bytes per registered descriptor). */
+ * process (docs/performance.md counts bytes per registered descriptor).
+ *
+ * Fixed attributes: `name` (and its alias `value`) and a simple dtype's
+ * `bits` are read by Python straight from the fields below, as READONLY
+ * member slots where CPython specializes that read (compat.h:
+ * SW_FIXED_SLOTS), else through getsets.  A slot holds its value exactly
+ * while the descriptor is usable: the kind's __init__ stores it as its
+ * last step, with `initialized` (sw_construct_initialized), and rejecting
+ * the descriptor empties it again (sw_descriptor_reject), so an empty slot
+ * is how a member read of an unusable descriptor reaches the model's
+ * ValueError (DType.__getattr__).  Both are done inside the object's
+ * critical section with release stores; a finished descriptor's slots
+ * never change. */
 typedef struct sw_descriptor {
     PyObject_HEAD
-    PyObject *name;         /* exact str, set by the kind's __init__ */
+    PyObject *name;         /* exact str: a fixed attribute (above) */
     PyObject *supertypes;   /* tuple, nearest first; [0] is the supertype */
-    PyObject *bits;         /* exact int (simple dtypes) */
+    PyObject *bits;         /* exact int (simple dtypes): a fixed attribute */
     sw_compound_fields *compound;   /* owned (PyMem), compound dtypes only */
-    PyObject *structure;    /* tuple, recorded at finalization */
+    union {
+        PyObject *structure;    /* tuple, recorded at finalization */
+        PyObject *rejected_name;    /* once rejected: the name, moved out of
+                                       its slot for the repr and messages */
+    };
     PyObject *attrs;        /* user attributes of a subclass (attrs.c) */
     PyObject *weakreflist;
     PyObject *module;       /* exact str or NULL: the module its pickle names
@@ -93,10 +109,18 @@ sw_is_kind(sw_state *st, PyObject *obj, sw_kind kind)
 
 /* descriptor.c */
 extern const char *const sw_descriptor_owned_names[];
+extern PyGetSetDef sw_descriptor_fixed[];
 int sw_descriptor_fill_namespace(sw_state *st, PyObject *ns);
 PyObject *sw_descriptor_create_type(PyObject *module);
 int sw_descriptor_unusable(sw_descriptor *d);
 PyObject *sw_descriptor_name_ref(sw_descriptor *d);
+PyObject *sw_descriptor_read_fixed(sw_descriptor *d, void *member);
+void sw_descriptor_reject(sw_descriptor *d);
+int sw_descriptor_install_fixed(sw_state *st, PyTypeObject *cls,
+                                PyGetSetDef *fixed);
+#ifdef SW_FIXED_SLOTS
+PyObject *sw_descriptor_getattr(PyObject *self, PyObject *name);
+#endif
 sw_descriptor *sw_descriptor_of_kind_checked(PyObject *self, sw_kind kind,
                                              const char *accessor);
 PyObject *sw_descriptor_repr(PyObject *self);
@@ -144,6 +168,8 @@ int sw_construct_begin_init(sw_descriptor *d, sw_kind kind,
                             const char *funcname);
 int sw_construct_set_common(sw_state *st, sw_descriptor *d, PyObject *name,
                             PyObject *supertype);
+void sw_construct_initialized(sw_descriptor *d, PyObject *name,
+                              PyObject *bits);
 PyObject *sw_construct_origin(PyObject *obj);
 PyObject *sw_construct_ensure(PyObject *cls, PyObject *args, PyObject *kwds);
 

@@ -42,6 +42,13 @@ typedef struct {
                                __init__ (so inspect reads its signature) */
     PyGetSetDef *getsets;   /* the kind's accessors, NULL-terminated; their
                                names are model-owned */
+    /* The kind's fixed attributes, NULL-terminated, or NULL: fields of the
+     * descriptor's layout set once by its __init__ (descriptor.h), each a
+     * getset whose closure is the PyMemberDef of its field.  Installed as
+     * member slots of the kind's model class, or as the getsets where
+     * CPython does not specialize slot loads (sw_descriptor_install_fixed);
+     * their names are model-owned. */
+    PyGetSetDef *fixed;
     /* The kind's part of the structure (a new tuple of fields). */
     PyObject *(*contract)(struct sw_state *st, struct sw_descriptor *d);
     /* 1 when the kind's __init__ set every field its accessors read. */

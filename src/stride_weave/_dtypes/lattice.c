@@ -23,6 +23,7 @@
  * tuple, both owned by the caller for the whole build.
  */
 #include "relations.h"
+#include "structure.h"
 
 /* ---- bitsets --------------------------------------------------------------- */
 
@@ -89,47 +90,85 @@ sw_lattice_work_free(sw_lattice_work *w)
 
 /* ---- checking edges ---------------------------------------------------------- */
 
-/* `edges` (any iterable of (lower, upper) pairs) as a new tuple of
- * tuples of two, or NULL with TypeError naming `func`.  Iterating runs the
- * caller's code, before anything is read from a lattice. */
-PyObject *
-sw_lattice_edges_arg(PyObject *edges, const char *func)
+/* `obj` (any iterable of pairs) as a new tuple of exact tuples of two,
+ * or NULL with TypeError naming `func`, the argument `arg` and each item
+ * as `item` with its `shape` ("(lower, upper)").  Iterating runs the
+ * caller's code, before anything is read from a lattice; the pairs are
+ * copied from each item's storage, so no method of an item runs. */
+static PyObject *
+sw_lattice_pairs_arg(PyObject *obj, const char *func, const char *arg,
+                     const char *item_name, const char *shape)
 {
     PyObject *tuple;
     Py_ssize_t i;
+    int copied = 0;
 
-    if (PyUnicode_Check(edges) || PyBytes_Check(edges)) {
+    if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
         PyErr_Format(PyExc_TypeError,
-                     "%s: edges must be an iterable of (lower, upper) pairs, "
-                     "got an object of type %.200s", func,
-                     Py_TYPE(edges)->tp_name);
+                     "%s: %s must be an iterable of %s pairs, got an object of "
+                     "type %.200s", func, arg, shape, Py_TYPE(obj)->tp_name);
         return NULL;
     }
-    tuple = PySequence_Tuple(edges);
+    tuple = PySequence_Tuple(obj);
     if (tuple == NULL) {
         if (PyErr_ExceptionMatches(PyExc_TypeError)) {
             PyErr_Format(PyExc_TypeError,
-                         "%s: edges must be an iterable of (lower, upper) "
-                         "pairs, got an object of type %.200s", func,
-                         Py_TYPE(edges)->tp_name);
+                         "%s: %s must be an iterable of %s pairs, got an "
+                         "object of type %.200s", func, arg, shape,
+                         Py_TYPE(obj)->tp_name);
         }
         return NULL;
     }
     for (i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
-        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        PyObject *item = PyTuple_GET_ITEM(tuple, i), *pair;
 
-        /* Items are read from a tuple's storage: no method of theirs runs. */
         if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
             PyErr_Format(PyExc_TypeError,
-                         "%s: edge %zd must be a tuple (lower, upper), got an "
-                         "object of type %.200s%s", func, i,
+                         "%s: %s %zd must be a tuple %s, got an object of type "
+                         "%.200s%s", func, item_name, i, shape,
                          Py_TYPE(item)->tp_name,
                          PyTuple_Check(item) ? " of another length" : "");
             Py_DECREF(tuple);
             return NULL;
         }
+        if (PyTuple_CheckExact(item)) {
+            continue;
+        }
+        /* A tuple subclass: its items copied into an exact tuple, in a
+         * copy of the outer tuple (which may be the caller's own). */
+        if (!copied) {
+            PyObject *copy = PyTuple_New(PyTuple_GET_SIZE(tuple));
+            Py_ssize_t k;
+
+            if (copy == NULL) {
+                Py_DECREF(tuple);
+                return NULL;
+            }
+            for (k = 0; k < PyTuple_GET_SIZE(tuple); k++) {
+                PyTuple_SET_ITEM(copy, k, Py_NewRef(PyTuple_GET_ITEM(tuple, k)));
+            }
+            Py_SETREF(tuple, copy);
+            copied = 1;
+        }
+        pair = PyTuple_Pack(2, PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 1));
+        if (pair == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        /* The copy's reference to `item`: its release may run a finalizer,
+         * and only owned references are held here. */
+        Py_DECREF(PyTuple_GET_ITEM(tuple, i));
+        PyTuple_SET_ITEM(tuple, i, pair);
     }
     return tuple;
+}
+
+/* `edges` (any iterable of (lower, upper) pairs) as a new tuple of
+ * tuples of two, or NULL with TypeError naming `func`. */
+PyObject *
+sw_lattice_edges_arg(PyObject *edges, const char *func)
+{
+    return sw_lattice_pairs_arg(edges, func, "edges", "edge", "(lower, upper)");
 }
 
 /* Check the edge (lower, upper) for a lattice (`is_default`: the default
@@ -160,7 +199,7 @@ sw_lattice_check_edge(sw_state *st, PyObject *lower, PyObject *upper,
             why = "a category, not a dtype of values";
         }
         else if (is_default) {
-            why = sw_promotion_exclusion(st, ends[i]);
+            why = sw_promotion_exclusion(st, ends[i], SW_READ_RECORD);
         }
         if (why != NULL) {
             PyErr_Format(PyExc_ValueError,
@@ -172,7 +211,7 @@ sw_lattice_check_edge(sw_state *st, PyObject *lower, PyObject *upper,
             return -1;
         }
     }
-    if (!lossy && !sw_casting_can(st, lo, hi, SW_CASTING_SAFE)) {
+    if (!lossy && !sw_casting_can(st, lo, hi, SW_CASTING_SAFE, SW_READ_RECORD)) {
         PyErr_Format(PyExc_ValueError,
                      "%s: the edge %U -> %U is not lossless: not every %U value "
                      "is a %U value (can_cast(%U, %U) is False)%s", func,
@@ -519,12 +558,19 @@ sw_lattice_work_alloc(sw_lattice_work *w, Py_ssize_t capacity, uint32_t id_count
     return 0;
 }
 
+/* What a new lattice keeps besides w's tables (sw_lattice_build). */
+typedef struct {
+    int is_default, lossy, mixed_scalars;
+    PyObject *defaults[SW_SCALAR_COUNT];    /* borrowed, or NULL */
+    PyObject *undefined;                    /* borrowed tuple */
+} sw_lattice_kept;
+
 /* The lattice object holding w's results (new reference; moves w's
  * arrays), or NULL.  The allocation may run Python code (a collection):
- * everything w points to is held by the caller. */
+ * everything w and `kept` point to is held by the caller. */
 static sw_lattice *
-sw_lattice_publishable(sw_state *st, sw_lattice_work *w, int is_default,
-                       PyObject *const *defaults)
+sw_lattice_publishable(sw_state *st, sw_lattice_work *w,
+                       const sw_lattice_kept *kept)
 {
     sw_lattice *lat;
     Py_ssize_t k, n = w->n;
@@ -546,18 +592,12 @@ sw_lattice_publishable(sw_state *st, sw_lattice_work *w, int is_default,
     for (k = 0; k < n; k++) {
         dtypes[k] = Py_NewRef(w->dtypes[w->order[k]]);
     }
-    for (s = 0; s < SW_SCALAR_COUNT; s++) {
-        Py_XINCREF(defaults[s]);
-    }
     lat = PyObject_GC_New(sw_lattice, st->lattice_type);
     if (lat == NULL) {
         for (k = 0; k < n; k++) {
             Py_DECREF(dtypes[k]);
         }
         PyMem_Free(dtypes);
-        for (s = 0; s < SW_SCALAR_COUNT; s++) {
-            Py_XDECREF(defaults[s]);
-        }
         return NULL;
     }
     lat->count = n;
@@ -568,9 +608,12 @@ sw_lattice_publishable(sw_state *st, sw_lattice_work *w, int is_default,
     lat->cover_count = w->cover_count;
     lat->covers = w->covers;
     for (s = 0; s < SW_SCALAR_COUNT; s++) {
-        lat->scalar_defaults[s] = defaults[s];
+        lat->scalar_defaults[s] = Py_XNewRef(kept->defaults[s]);
     }
-    lat->is_default = is_default;
+    lat->undefined = Py_NewRef(kept->undefined);
+    lat->is_default = kept->is_default;
+    lat->lossy = kept->lossy;
+    lat->mixed_scalars = kept->mixed_scalars;
     lat->retired_next = NULL;
     w->local = NULL;
     w->join = NULL;
@@ -598,64 +641,241 @@ sw_lattice_adds_nothing(sw_lattice *base, PyObject *edges)
     return 1;
 }
 
+/* 1 when the pair (a, b), either way round, is among the `n` (a, b)
+ * tuples `pairs`. */
+static int
+sw_lattice_has_pair(PyObject *const *pairs, Py_ssize_t n, PyObject *a,
+                    PyObject *b)
+{
+    Py_ssize_t i;
+
+    for (i = 0; i < n; i++) {
+        PyObject *x = PyTuple_GET_ITEM(pairs[i], 0);
+        PyObject *y = PyTuple_GET_ITEM(pairs[i], 1);
+
+        if ((x == a && y == b) || (x == b && y == a)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The pairs the tuple `base` keeps undefined followed by those of the
+ * tuple `more` (or NULL) it does not have yet, each once: `base` itself
+ * when there is none, else a new tuple; NULL with an exception. */
+static PyObject *
+sw_lattice_merge_undefined(PyObject *base, PyObject *more)
+{
+    PyObject *list, *result;
+    Py_ssize_t i;
+
+    if (more == NULL || PyTuple_GET_SIZE(more) == 0) {
+        return Py_NewRef(base);
+    }
+    list = PySequence_List(base);   /* an exact tuple: no code runs */
+    for (i = 0; list != NULL && i < PyTuple_GET_SIZE(more); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(more, i);
+
+        /* Items are read from the list's storage after each append: the
+         * list is ours, and its items are exact tuples of two. */
+        if (!sw_lattice_has_pair(PySequence_Fast_ITEMS(list), PyList_GET_SIZE(list),
+                                 PyTuple_GET_ITEM(pair, 0),
+                                 PyTuple_GET_ITEM(pair, 1))
+            && PyList_Append(list, pair) < 0) {
+            Py_CLEAR(list);
+        }
+    }
+    if (list == NULL) {
+        return NULL;
+    }
+    result = PyList_GET_SIZE(list) == PyTuple_GET_SIZE(base)
+             ? Py_NewRef(base) : PyList_AsTuple(list);
+    Py_DECREF(list);
+    return result;
+}
+
+/* 0 when no dtype of w is above both dtypes of any pair of `undefined`
+ * (so each stays undefined without making result_type depend on the
+ * order of its operands), else -1 with ValueError naming the first pair
+ * that would have one. */
+static int
+sw_lattice_check_undefined(sw_lattice_work *w, PyObject *undefined,
+                           const char *func)
+{
+    Py_ssize_t i, n = w->n;
+
+    for (i = 0; i < PyTuple_GET_SIZE(undefined); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(undefined, i);
+        PyObject *a = PyTuple_GET_ITEM(pair, 0), *b = PyTuple_GET_ITEM(pair, 1);
+        Py_ssize_t ia = sw_lattice_work_index(w, a), ib = sw_lattice_work_index(w, b);
+        Py_ssize_t pa, pb;
+        unsigned int join;
+
+        if (ia < 0 || ib < 0) {
+            continue;           /* one of them has no edge: no join */
+        }
+        pa = w->position[ia];
+        pb = w->position[ib];
+        join = w->join[pa * n + pb];
+        if (join == SW_LATTICE_NONE) {
+            continue;
+        }
+        if (join == (unsigned int)pa || join == (unsigned int)pb) {
+            PyObject *lo = join == (unsigned int)pa ? b : a;
+            PyObject *hi = join == (unsigned int)pa ? a : b;
+            PyErr_Format(PyExc_ValueError,
+                         "%s: %U and %U cannot be kept undefined: %U promotes "
+                         "to %U in this lattice", func,
+                         ((sw_descriptor *)a)->name, ((sw_descriptor *)b)->name,
+                         ((sw_descriptor *)lo)->name, ((sw_descriptor *)hi)->name);
+        }
+        else {
+            PyObject *c = sw_lattice_work_name(w, join);
+            PyErr_Format(PyExc_ValueError,
+                         "%s: %U and %U cannot be kept undefined: %U would be "
+                         "above both, so result_type(%U, %U, %U) would be %U "
+                         "in that order and undefined with %U and %U first; a "
+                         "pair stays undefined only while no dtype is above "
+                         "both", func,
+                         ((sw_descriptor *)a)->name, ((sw_descriptor *)b)->name,
+                         c, ((sw_descriptor *)a)->name, c,
+                         ((sw_descriptor *)b)->name, c,
+                         ((sw_descriptor *)a)->name, ((sw_descriptor *)b)->name);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* Check each pair of `pairs` (a tuple of tuples of two) as a pair to
+ * keep undefined: two different registered dtypes of values.  0, or -1
+ * with an exception naming `func`. */
+static int
+sw_lattice_check_undefined_pairs(sw_state *st, PyObject *pairs, const char *func)
+{
+    Py_ssize_t i;
+    int end;
+
+    for (i = 0; i < PyTuple_GET_SIZE(pairs); i++) {
+        PyObject *pair = PyTuple_GET_ITEM(pairs, i);
+        sw_descriptor *ends[2];
+
+        for (end = 0; end < 2; end++) {
+            ends[end] = sw_relations_arg(st, PyTuple_GET_ITEM(pair, end), func,
+                                         "a dtype of an undefined pair");
+            if (ends[end] == NULL) {
+                return -1;
+            }
+            if (ends[end]->kind == SW_KIND_CATEGORY) {
+                PyErr_Format(PyExc_ValueError,
+                             "%s: undefined pair %zd: %U is a category, not a "
+                             "dtype of values", func, i, ends[end]->name);
+                return -1;
+            }
+        }
+        if (ends[0] == ends[1]) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: undefined pair %zd: a dtype promotes with itself, "
+                         "got (%U, %U)", func, i, ends[0]->name, ends[1]->name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 sw_lattice *
-sw_lattice_build(sw_state *st, sw_lattice *base, PyObject *edges, int lossy,
-                 int is_default, PyObject *const *scalar_defaults,
-                 const char *func)
+sw_lattice_build(sw_state *st, sw_lattice *base, PyObject *edges,
+                 const sw_lattice_options *options, const char *func)
 {
     sw_lattice_work w;
     sw_lattice *lat = NULL;
-    PyObject *defaults[SW_SCALAR_COUNT];
+    sw_lattice_kept kept;
+    PyObject *order = options->order;
     Py_ssize_t nedges = PyTuple_GET_SIZE(edges), capacity, i;
+    Py_ssize_t norder = order != NULL ? PyTuple_GET_SIZE(order) : 0;
     uint32_t id_count;
-    int s, same_defaults = 1;
+    int s, same = 1;
 
     memset(&w, 0, sizeof(w));
     for (i = 0; i < nedges; i++) {
         PyObject *edge = PyTuple_GET_ITEM(edges, i);
         if (sw_lattice_check_edge(st, PyTuple_GET_ITEM(edge, 0),
-                                  PyTuple_GET_ITEM(edge, 1), lossy, is_default,
-                                  func) < 0) {
+                                  PyTuple_GET_ITEM(edge, 1), options->lossy,
+                                  options->is_default, func) < 0) {
             return NULL;
         }
     }
+    if (options->undefined != NULL
+        && sw_lattice_check_undefined_pairs(st, options->undefined, func) < 0) {
+        return NULL;
+    }
+    kept.is_default = options->is_default;
+    kept.lossy = (base != NULL && base->lossy) || (options->lossy && nedges > 0);
+    kept.mixed_scalars = options->mixed_scalars >= 0 ? options->mixed_scalars
+                         : base != NULL && base->mixed_scalars;
     for (s = 0; s < SW_SCALAR_COUNT; s++) {
         PyObject *inherited = base ? base->scalar_defaults[s] : NULL;
-        defaults[s] = scalar_defaults && scalar_defaults[s] ? scalar_defaults[s]
-                                                            : inherited;
-        same_defaults &= defaults[s] == inherited;
+        PyObject *given = options->scalar_defaults ? options->scalar_defaults[s]
+                                                   : NULL;
+        kept.defaults[s] = given != NULL ? given : inherited;
+        same &= kept.defaults[s] == inherited;
     }
+    if (kept.mixed_scalars && kept.defaults[SW_SCALAR_INT] == NULL
+        && kept.defaults[SW_SCALAR_FLOAT] == NULL
+        && kept.defaults[SW_SCALAR_COMPLEX] == NULL) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: mixed_scalars=True needs scalar_defaults for 'int', "
+                     "'float' or 'complex': the dtype a Python scalar of a kind "
+                     "above the operands' stands for", func);
+        return NULL;
+    }
+    /* The pairs kept undefined: the base's, then the new ones (the tuple
+     * is ours, held to the end). */
+    kept.undefined = sw_lattice_merge_undefined(
+        base != NULL ? base->undefined : st->empty_tuple, options->undefined);
+    if (kept.undefined == NULL) {
+        return NULL;
+    }
+    same &= kept.is_default == (base != NULL && base->is_default)
+            && kept.lossy == (base != NULL && base->lossy)
+            && kept.mixed_scalars == (base != NULL && base->mixed_scalars)
+            && kept.undefined == (base != NULL ? base->undefined : NULL);
     /* Nothing new: the base itself (extending the default lattice still
      * makes a lattice of one's own). */
-    if (base != NULL && base->is_default == is_default && same_defaults
-        && sw_lattice_adds_nothing(base, edges)) {
+    if (base != NULL && same && sw_lattice_adds_nothing(base, edges)) {
+        Py_DECREF(kept.undefined);
         return (sw_lattice *)Py_NewRef(base);
     }
     /* Every dtype of an edge gets a relation id; the map covers them all. */
     id_count = base ? base->id_count : 1;
-    for (i = 0; i < nedges; i++) {
-        int end;
-        for (end = 0; end < 2; end++) {
-            sw_descriptor *d = (sw_descriptor *)PyTuple_GET_ITEM(
-                PyTuple_GET_ITEM(edges, i), end);
-            if (sw_relations_assign_id(st, d) < 0) {
-                return NULL;
-            }
-            if (sw_lattice_id_of(d) >= id_count) {
-                id_count = sw_lattice_id_of(d) + 1;
-            }
+    for (i = 0; i < 2 * nedges + norder; i++) {
+        sw_descriptor *d = (sw_descriptor *)(
+            i < norder ? PyTuple_GET_ITEM(order, i)
+                       : PyTuple_GET_ITEM(PyTuple_GET_ITEM(edges, (i - norder) / 2),
+                                          (i - norder) % 2));
+        if (sw_relations_assign_id(st, d) < 0) {
+            goto done;
+        }
+        if (sw_lattice_id_of(d) >= id_count) {
+            id_count = sw_lattice_id_of(d) + 1;
         }
     }
-    capacity = (base ? base->count : 0) + 2 * nedges;
+    capacity = (base ? base->count : 0) + norder + 2 * nedges;
     if (capacity > SW_LATTICE_MAX_DTYPES) {
         capacity = SW_LATTICE_MAX_DTYPES;
     }
     if (sw_lattice_work_alloc(&w, capacity, id_count) < 0) {
         goto done;
     }
-    /* The base's dtypes first, in its order; then the new ones. */
+    /* The base's dtypes first, in its order (or the order asked for); then
+     * the new ones. */
     for (i = 0; base != NULL && i < base->count; i++) {
         if (sw_lattice_work_add(&w, base->dtypes[i], func) < 0) {
+            goto done;
+        }
+    }
+    for (i = 0; i < norder; i++) {
+        if (sw_lattice_work_add(&w, PyTuple_GET_ITEM(order, i), func) < 0) {
             goto done;
         }
     }
@@ -676,12 +896,14 @@ sw_lattice_build(sw_state *st, sw_lattice *base, PyObject *edges, int lossy,
     if (sw_lattice_order(&w, edges, func) < 0
         || sw_lattice_joins(&w, base, func) < 0
         || (base != NULL && sw_lattice_check_stable(&w, base, func) < 0)
+        || sw_lattice_check_undefined(&w, kept.undefined, func) < 0
         || sw_lattice_covers(&w) < 0) {
         goto done;
     }
-    lat = sw_lattice_publishable(st, &w, is_default, defaults);
+    lat = sw_lattice_publishable(st, &w, &kept);
 done:
     sw_lattice_work_free(&w);
+    Py_DECREF(kept.undefined);
     return lat;
 }
 
@@ -723,14 +945,35 @@ sw_lattice_result_type(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
               : NULL;
 }
 
+/* 0 when `value` may be the default dtype of Python scalars of kind `s`
+ * (an sw_scalar): a registered dtype of that kind; else -1 with
+ * TypeError or ValueError naming `func`. */
+static int
+sw_lattice_default_check(sw_state *st, int s, PyObject *value, const char *func)
+{
+    static const unsigned int kinds[SW_SCALAR_COUNT] = {
+        SW_KINDS_BOOL, SW_KINDS_INTEGRAL, SW_KINDS_REAL, SW_KINDS_COMPLEX,
+    };
+    sw_descriptor *d = sw_relations_arg(st, value, func, "a scalar default");
+
+    if (d == NULL) {
+        return -1;
+    }
+    if (!(sw_relations_read(st, d, kinds[s]).kinds & kinds[s])) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the default dtype for Python %U scalars must be of "
+                     "that kind, got %U", func,
+                     st->relation_names[SW_RELNAME_SCALAR + s], d->name);
+        return -1;
+    }
+    return 0;
+}
+
 /* scalar_defaults= as an array of strong references (NULL: not named):
  * 0, or -1 with an exception. */
 static int
 sw_lattice_defaults_arg(sw_state *st, PyObject *mapping, PyObject **out)
 {
-    static const unsigned int kinds[SW_SCALAR_COUNT] = {
-        SW_KINDS_BOOL, SW_KINDS_INTEGRAL, SW_KINDS_REAL, SW_KINDS_COMPLEX,
-    };
     const char *func = "PromotionLattice.extend";
     PyObject *items = NULL;
     Py_ssize_t i;
@@ -752,7 +995,6 @@ sw_lattice_defaults_arg(sw_state *st, PyObject *mapping, PyObject **out)
     for (i = 0; i < PyList_GET_SIZE(items); i++) {
         PyObject *pair = PyList_GET_ITEM(items, i);
         PyObject *key = PyTuple_GET_ITEM(pair, 0), *value = PyTuple_GET_ITEM(pair, 1);
-        sw_descriptor *d;
 
         s = sw_relations_match(st, key, SW_RELNAME_SCALAR, SW_SCALAR_COUNT);
         s = s < 0 ? SW_SCALAR_COUNT : s - SW_RELNAME_SCALAR;
@@ -773,15 +1015,7 @@ sw_lattice_defaults_arg(sw_state *st, PyObject *mapping, PyObject **out)
             }
             goto error;
         }
-        d = sw_relations_arg(st, value, func, "a scalar default");
-        if (d == NULL) {
-            goto error;
-        }
-        if (!(sw_relations_kinds_of(st, d) & kinds[s])) {
-            PyErr_Format(PyExc_ValueError,
-                         "%s: the default dtype for Python %U scalars must be "
-                         "of that kind, got %U", func,
-                         st->relation_names[SW_RELNAME_SCALAR + s], d->name);
+        if (sw_lattice_default_check(st, s, value, func) < 0) {
             goto error;
         }
         Py_XSETREF(out[s], Py_NewRef(value));
@@ -793,43 +1027,72 @@ error:
     return -1;
 }
 
+/* An optional bool argument `name` of `func`: 0 or 1, -1 (None: not
+ * given), or -2 with TypeError. */
+static int
+sw_lattice_flag_arg(PyObject *value, const char *func, const char *name,
+                    int none_allowed)
+{
+    if (value == Py_True || value == Py_False) {
+        return value == Py_True;
+    }
+    if (none_allowed && value == Py_None) {
+        return -1;
+    }
+    PyErr_Format(PyExc_TypeError, "%s: %s must be a bool%s, got an object of "
+                 "type %.200s", func, name, none_allowed ? " or None" : "",
+                 Py_TYPE(value)->tp_name);
+    return -2;
+}
+
 static PyObject *
 sw_lattice_extend(PyObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"", "lossy", "scalar_defaults", NULL};
+    static char *kwlist[] = {"", "lossy", "scalar_defaults", "mixed_scalars",
+                             "undefined", NULL};
     const char *func = "PromotionLattice.extend";
     sw_state *st = sw_lattice_state(self);
     PyObject *edges_arg = NULL, *lossy_arg = Py_False, *defaults_arg = Py_None;
-    PyObject *edges = NULL, *defaults[SW_SCALAR_COUNT] = {NULL};
+    PyObject *mixed_arg = Py_None, *undefined_arg = NULL;
+    PyObject *edges = NULL, *undefined = NULL, *defaults[SW_SCALAR_COUNT] = {NULL};
+    sw_lattice_options options = {0, 0, defaults, -1, NULL, NULL};
     sw_lattice *lat = NULL;
-    int lossy, s;
+    int s;
 
     if (st == NULL
-        || !PyArg_ParseTupleAndKeywords(args, kwds, "|O$OO:extend", kwlist,
-                                        &edges_arg, &lossy_arg, &defaults_arg)) {
+        || !PyArg_ParseTupleAndKeywords(args, kwds, "|O$OOOO:extend", kwlist,
+                                        &edges_arg, &lossy_arg, &defaults_arg,
+                                        &mixed_arg, &undefined_arg)) {
         return NULL;
     }
-    if (!PyBool_Check(lossy_arg)) {
-        PyErr_Format(PyExc_TypeError, "%s: lossy must be a bool, got an object "
-                     "of type %.200s", func, Py_TYPE(lossy_arg)->tp_name);
+    options.lossy = sw_lattice_flag_arg(lossy_arg, func, "lossy", 0);
+    options.mixed_scalars = sw_lattice_flag_arg(mixed_arg, func, "mixed_scalars", 1);
+    if (options.lossy < 0 || options.mixed_scalars < -1) {
         return NULL;
     }
-    lossy = lossy_arg == Py_True;
     edges = edges_arg ? sw_lattice_edges_arg(edges_arg, func)
                       : PyTuple_New(0);
     if (edges == NULL) {
         return NULL;
     }
+    if (undefined_arg != NULL) {
+        undefined = sw_lattice_pairs_arg(undefined_arg, func, "undefined",
+                                         "undefined pair", "(a, b)");
+        if (undefined == NULL) {
+            goto done;
+        }
+        options.undefined = undefined;
+    }
     if (defaults_arg != Py_None
         && sw_lattice_defaults_arg(st, defaults_arg, defaults) < 0) {
         goto done;
     }
-    lat = sw_lattice_build(st, (sw_lattice *)self, edges, lossy, 0, defaults,
-                           func);
+    lat = sw_lattice_build(st, (sw_lattice *)self, edges, &options, func);
 done:
     for (s = 0; s < SW_SCALAR_COUNT; s++) {
         Py_XDECREF(defaults[s]);
     }
+    Py_XDECREF(undefined);
     Py_DECREF(edges);
     return (PyObject *)lat;
 }
@@ -890,6 +1153,30 @@ sw_lattice_get_scalar_defaults(PyObject *self, void *Py_UNUSED(closure))
 }
 
 static PyObject *
+sw_lattice_get_undefined(PyObject *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(((sw_lattice *)self)->undefined);    /* an exact tuple */
+}
+
+static PyObject *
+sw_lattice_get_is_default(PyObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(((sw_lattice *)self)->is_default);
+}
+
+static PyObject *
+sw_lattice_get_lossy(PyObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(((sw_lattice *)self)->lossy);
+}
+
+static PyObject *
+sw_lattice_get_mixed_scalars(PyObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(((sw_lattice *)self)->mixed_scalars);
+}
+
+static PyObject *
 sw_lattice_repr(PyObject *self)
 {
     sw_lattice *lat = (sw_lattice *)self;
@@ -905,14 +1192,216 @@ sw_lattice_copy(PyObject *self, PyObject *Py_UNUSED(ignored))
     return Py_NewRef(self);     /* immutable */
 }
 
+/* The version of the lattice pickle format (_reconstruct_lattice). */
+#define SW_LATTICE_PICKLE_VERSION 1
+
+/* (_reconstruct_lattice, (version, dtypes, edges, lossy, is_default,
+ * scalar_defaults, mixed_scalars, undefined)): the lattice by value, its
+ * dtypes pickled as descriptors are.  Loading builds it again and checks
+ * every law again. */
 static PyObject *
-sw_lattice_reduce(PyObject *Py_UNUSED(self), PyObject *Py_UNUSED(ignored))
+sw_lattice_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
-    PyErr_SetString(PyExc_TypeError,
-                    "cannot pickle a PromotionLattice: rebuild it in the "
-                    "receiving process (default_lattice().extend(...))");
-    return NULL;
+    sw_lattice *lat = (sw_lattice *)self;
+    sw_state *st = sw_lattice_state(self);
+    PyObject *dtypes = NULL, *edges = NULL, *defaults = NULL, *result = NULL;
+    int s;
+
+    if (st == NULL) {
+        return NULL;
+    }
+    dtypes = sw_lattice_get_dtypes(self, NULL);
+    edges = dtypes ? sw_lattice_get_edges(self, NULL) : NULL;
+    defaults = edges ? PyTuple_New(SW_SCALAR_COUNT) : NULL;
+    if (defaults == NULL) {
+        goto done;
+    }
+    for (s = 0; s < SW_SCALAR_COUNT; s++) {
+        PyObject *d = lat->scalar_defaults[s];
+        PyTuple_SET_ITEM(defaults, s, Py_NewRef(d != NULL ? d : Py_None));
+    }
+    result = Py_BuildValue("O(iOOOOOOO)", st->lattice_reconstruct,
+                           SW_LATTICE_PICKLE_VERSION, dtypes, edges,
+                           lat->lossy ? Py_True : Py_False,
+                           lat->is_default ? Py_True : Py_False, defaults,
+                           lat->mixed_scalars ? Py_True : Py_False,
+                           lat->undefined);
+done:
+    Py_XDECREF(dtypes);
+    Py_XDECREF(edges);
+    Py_XDECREF(defaults);
+    return result;
 }
+
+/* _reconstruct_lattice's argument `i` as a bool: 0 or 1, or -1 with
+ * TypeError. */
+static int
+sw_lattice_pickled_flag(PyObject *value, const char *what)
+{
+    if (value == Py_True || value == Py_False) {
+        return value == Py_True;
+    }
+    PyErr_Format(PyExc_TypeError, "_reconstruct_lattice: %s must be a bool, got "
+                 "an object of type %.200s", what, Py_TYPE(value)->tp_name);
+    return -1;
+}
+
+/* 0 when the lattice `lat` built from a pickle has exactly the pickled
+ * `dtypes` in their order, each with an edge; else -1 with ValueError. */
+static int
+sw_lattice_pickled_order(sw_lattice *lat, PyObject *dtypes)
+{
+    Py_ssize_t k, n = PyTuple_GET_SIZE(dtypes);
+    int ok = lat->count == n;
+    uint8_t *has_edge = NULL;
+
+    for (k = 0; ok && k < n; k++) {
+        ok = lat->dtypes[k] == PyTuple_GET_ITEM(dtypes, k);
+    }
+    if (ok && n > 0) {
+        has_edge = PyMem_Calloc((size_t)n, 1);
+        if (has_edge == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (k = 0; k < 2 * lat->cover_count; k++) {
+            has_edge[lat->covers[k]] = 1;
+        }
+        for (k = 0; ok && k < n; k++) {
+            ok = has_edge[k];
+        }
+        PyMem_Free(has_edge);
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError,
+                        "_reconstruct_lattice: the pickle's dtypes are not "
+                        "those of its edges, each once, each before the dtypes "
+                        "above it (a damaged or crafted pickle)");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+sw_lattice_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    const char *func = "_reconstruct_lattice";
+    sw_state *st = sw_state_of_module(module);
+    PyObject *edges = NULL, *undefined = NULL, *defaults[SW_SCALAR_COUNT];
+    sw_lattice_options options = {0, 0, defaults, 0, NULL, NULL};
+    sw_lattice *lat = NULL;
+    Py_ssize_t k;
+    int s, version_overflow;
+    long version;
+
+    if (sw_state_check(st) < 0) {
+        return NULL;
+    }
+    if (nargs != 8) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s() takes 8 arguments (version, dtypes, edges, lossy, "
+                     "is_default, scalar_defaults, mixed_scalars, undefined), "
+                     "got %zd", func, nargs);
+        return NULL;
+    }
+    if (!PyLong_CheckExact(args[0])) {
+        PyErr_Format(PyExc_TypeError, "%s: version must be an int, got an "
+                     "object of type %.200s", func, Py_TYPE(args[0])->tp_name);
+        return NULL;
+    }
+    version = PyLong_AsLongAndOverflow(args[0], &version_overflow);
+    if (version != SW_LATTICE_PICKLE_VERSION || version_overflow) {
+        /* Any exact int: shown as a structure shows it, never hitting the
+         * int-to-decimal digit limit. */
+        PyObject *shown = sw_structure_value_text(args[0]);
+
+        if (shown != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "%s: this stride_weave reads lattice pickles of "
+                         "version %d, got version %U (a pickle of a newer "
+                         "release?)", func, SW_LATTICE_PICKLE_VERSION, shown);
+            Py_DECREF(shown);
+        }
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(args[1]) || !PyTuple_CheckExact(args[5])
+        || PyTuple_GET_SIZE(args[5]) != SW_SCALAR_COUNT) {
+        PyErr_Format(PyExc_TypeError,
+                     "%s: dtypes must be a tuple and scalar_defaults a tuple of "
+                     "%d, got objects of type %.200s and %.200s", func,
+                     SW_SCALAR_COUNT, Py_TYPE(args[1])->tp_name,
+                     Py_TYPE(args[5])->tp_name);
+        return NULL;
+    }
+    for (k = 0; k < PyTuple_GET_SIZE(args[1]); k++) {
+        if (sw_relations_arg(st, PyTuple_GET_ITEM(args[1], k), func,
+                             "each of dtypes") == NULL) {
+            return NULL;
+        }
+    }
+    options.lossy = sw_lattice_pickled_flag(args[3], "lossy");
+    options.is_default = options.lossy < 0 ? -1
+                         : sw_lattice_pickled_flag(args[4], "is_default");
+    options.mixed_scalars = options.is_default < 0 ? -1
+                            : sw_lattice_pickled_flag(args[6], "mixed_scalars");
+    if (options.mixed_scalars < 0) {
+        return NULL;
+    }
+    if (options.is_default
+        && (options.lossy || options.mixed_scalars
+            || !PyTuple_Check(args[7]) || PyTuple_GET_SIZE(args[7]) != 0
+            || PyTuple_GET_ITEM(args[5], 0) != Py_None
+            || PyTuple_GET_ITEM(args[5], 1) != Py_None
+            || PyTuple_GET_ITEM(args[5], 2) != Py_None
+            || PyTuple_GET_ITEM(args[5], 3) != Py_None)) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: a snapshot of the default lattice has no lossy "
+                     "edges, scalar defaults, mixed_scalars or undefined pairs "
+                     "(a damaged or crafted pickle)", func);
+        return NULL;
+    }
+    for (s = 0; s < SW_SCALAR_COUNT; s++) {
+        PyObject *d = PyTuple_GET_ITEM(args[5], s);     /* the tuple holds it */
+
+        defaults[s] = d == Py_None ? NULL : d;
+        if (defaults[s] != NULL && sw_lattice_default_check(st, s, d, func) < 0) {
+            return NULL;
+        }
+    }
+    if (!PyTuple_CheckExact(args[2]) || !PyTuple_CheckExact(args[7])) {
+        /* Exact tuples: a subclass's methods never run here. */
+        PyErr_Format(PyExc_TypeError,
+                     "%s: edges and undefined must be tuples, got objects of "
+                     "type %.200s and %.200s", func, Py_TYPE(args[2])->tp_name,
+                     Py_TYPE(args[7])->tp_name);
+        return NULL;
+    }
+    edges = sw_lattice_pairs_arg(args[2], func, "edges", "edge", "(lower, upper)");
+    undefined = edges ? sw_lattice_pairs_arg(args[7], func, "undefined",
+                                             "undefined pair", "(a, b)") : NULL;
+    if (undefined == NULL) {
+        goto done;
+    }
+    options.undefined = undefined;
+    options.order = args[1];
+    lat = sw_lattice_build(st, NULL, edges, &options, func);
+    if (lat != NULL && sw_lattice_pickled_order(lat, args[1]) < 0) {
+        Py_CLEAR(lat);
+    }
+done:
+    Py_XDECREF(edges);
+    Py_XDECREF(undefined);
+    return (PyObject *)lat;
+}
+
+static PyMethodDef sw_lattice_functions[] = {
+    {"_reconstruct_lattice", SW_CFUNC(sw_lattice_reconstruct), METH_FASTCALL,
+     PyDoc_STR("_reconstruct_lattice(version, dtypes, edges, lossy, is_default, "
+               "scalar_defaults, mixed_scalars, undefined, /)\n--\n\n"
+               "A PromotionLattice from its pickle: built again from its "
+               "edges, every law checked again.  Not for direct use.")},
+    {NULL, NULL, 0, NULL},
+};
 
 static int
 sw_lattice_traverse(PyObject *self, visitproc visit, void *arg)
@@ -928,6 +1417,7 @@ sw_lattice_traverse(PyObject *self, visitproc visit, void *arg)
     for (s = 0; s < SW_SCALAR_COUNT; s++) {
         Py_VISIT(lat->scalar_defaults[s]);
     }
+    Py_VISIT(lat->undefined);
     return 0;
 }
 
@@ -950,6 +1440,7 @@ sw_lattice_dealloc(PyObject *self)
     for (s = 0; s < SW_SCALAR_COUNT; s++) {
         Py_CLEAR(lat->scalar_defaults[s]);
     }
+    Py_CLEAR(lat->undefined);
     tp->tp_free(self);
     Py_DECREF(tp);
 }
@@ -967,7 +1458,7 @@ static PyMethodDef sw_lattice_methods[] = {
                "where it names one (scalar_defaults).")},
     {"extend", SW_CFUNC(sw_lattice_extend), METH_VARARGS | METH_KEYWORDS,
      PyDoc_STR("extend($self, edges=(), /, *, lossy=False, "
-               "scalar_defaults=None)\n--\n\n"
+               "scalar_defaults=None, mixed_scalars=None, undefined=())\n--\n\n"
                "A new lattice of one's own: this one plus edges, an iterable "
                "of (lower, upper) pairs of registered dtypes.  This lattice is "
                "unchanged.\n\n"
@@ -983,7 +1474,18 @@ static PyMethodDef sw_lattice_methods[] = {
                "scalar_defaults maps 'bool', 'int', 'float' and 'complex' to "
                "the dtype result_type gives when its operands are only "
                "Python scalars (the highest kind among them); the names it "
-               "leaves out keep this lattice's defaults.")},
+               "leaves out keep this lattice's defaults.\n\n"
+               "mixed_scalars=True makes a Python scalar of a kind above the "
+               "other operands' promote them to their join with the scalar "
+               "default of its kind (result_type(Int8, 2.5) is Float32 with "
+               "the default Float32 for 'float'), as JAX and torch do; False "
+               "makes it a PromotionError, as in the default lattice; None "
+               "keeps this lattice's choice.\n\n"
+               "undefined is an iterable of (a, b) pairs that stay undefined "
+               "in the new lattice and in every lattice extended from it: an "
+               "edge that would put a dtype above both is refused "
+               "(ValueError), since promotion would then depend on the "
+               "order of the operands.")},
     {"__copy__", sw_lattice_copy, METH_NOARGS,
      PyDoc_STR("__copy__($self, /)\n--\n\nThe lattice itself: it is immutable.")},
     {"__deepcopy__", sw_lattice_copy, METH_O,
@@ -991,8 +1493,10 @@ static PyMethodDef sw_lattice_methods[] = {
                "The lattice itself: it is immutable.")},
     {"__reduce__", sw_lattice_reduce, METH_NOARGS,
      PyDoc_STR("__reduce__($self, /)\n--\n\n"
-               "Lattices are not pickled (TypeError): rebuild one from the "
-               "receiving process's default lattice.")},
+               "The lattice by value: its dtypes, edges, lossy flag, scalar "
+               "defaults, mixed_scalars and undefined pairs.  Loading builds "
+               "it again in the receiving process and checks every law "
+               "again (ValueError when the dtypes there break one).")},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1004,6 +1508,20 @@ static PyGetSetDef sw_lattice_getset[] = {
      PyDoc_STR("The order's covering pairs (lower, upper), a tuple: upper "
                "is above lower with nothing in between (the Hasse diagram; "
                "an edge implied by others is not repeated)."), NULL},
+    {"undefined", sw_lattice_get_undefined, NULL,
+     PyDoc_STR("The pairs (a, b) this lattice keeps undefined, a tuple: no "
+               "dtype may ever be above both (extend refuses an edge that "
+               "would put one there)."), NULL},
+    {"is_default", sw_lattice_get_is_default, NULL,
+     PyDoc_STR("Whether this is a snapshot of the default lattice."), NULL},
+    {"lossy", sw_lattice_get_lossy, NULL,
+     PyDoc_STR("Whether some edge of this lattice was declared with "
+               "lossy=True (its edges need not all be safe casts)."), NULL},
+    {"mixed_scalars", sw_lattice_get_mixed_scalars, NULL,
+     PyDoc_STR("Whether a Python scalar of a kind above the operands' "
+               "promotes them (to their join with the scalar default of its "
+               "kind), as in JAX and torch; else it is a PromotionError."),
+     NULL},
     {"scalar_defaults", sw_lattice_get_scalar_defaults, NULL,
      PyDoc_STR("A new dict of the default dtypes this lattice names for "
                "Python scalars ('bool', 'int', 'float', 'complex'); empty "
@@ -1043,5 +1561,11 @@ sw_lattice_create_type(PyObject *module, sw_state *st)
 {
     st->lattice_type = (PyTypeObject *)PyType_FromModuleAndSpec(
         module, &sw_lattice_spec, NULL);
-    return st->lattice_type ? 0 : -1;
+    if (st->lattice_type == NULL
+        || PyModule_AddFunctions(module, sw_lattice_functions) < 0) {
+        return -1;
+    }
+    st->lattice_reconstruct = PyObject_GetAttrString(module,
+                                                     "_reconstruct_lattice");
+    return st->lattice_reconstruct ? 0 : -1;
 }

@@ -242,11 +242,11 @@ sw_meta_finish(PyObject *obj, sw_type *t, PyObject **existing)
 }
 
 /* Nothing was registered; a reference the __init__ leaked keeps a
- * rejected, unusable object. */
+ * rejected, unusable object (descriptor.c). */
 static void
 sw_meta_reject(PyObject *obj)
 {
-    SW_STORE_FLAG(((sw_descriptor *)obj)->build_state, SW_REJECTED);
+    sw_descriptor_reject((sw_descriptor *)obj);
 }
 
 /* ---- the metaclass type ------------------------------------------------- */

@@ -55,7 +55,8 @@ typedef struct {
 static const char *const sw_miss_pack_names[] = {
     "Complex", "Float16", "BFloat16", "E4M3FNUZ", "E5M2FNUZ", "Int16",
     "Int64", "Int4", "UInt8", "UInt16", "UInt32", "UInt64", "UInt4",
-    "Complex64", "Complex128", NULL,
+    "Complex64", "Complex128", "NVFP4_16x16", "MXFP8_E4M3_32x32",
+    "FP8_E4M3_128x128", "FP8_E4M3_1x128", NULL,
 };
 
 /* 1 when `name` (exact str) is one of the pack's names, else 0. */
@@ -82,7 +83,8 @@ sw_miss_is_packs_own(sw_state *st, PyObject *found)
     PyObject *module = ((sw_descriptor *)found)->module;
 
     return (Py_IS_TYPE(found, st->kind_types[SW_KIND_CATEGORY])
-            || Py_IS_TYPE(found, st->kind_types[SW_KIND_SIMPLE]))
+            || Py_IS_TYPE(found, st->kind_types[SW_KIND_SIMPLE])
+            || Py_IS_TYPE(found, st->kind_types[SW_KIND_BLOCK_SCALED]))
            && module != NULL
            && PyUnicode_CompareWithASCIIString(module, SW_MISS_PACK_MODULE) == 0;
 }
@@ -559,6 +561,9 @@ static PyType_Spec sw_miss_spec = {
 int
 sw_miss_create_type(PyObject *module, sw_state *st)
 {
+    PyObject *table;
+    int status;
+
     st->unknown_name_type = (PyTypeObject *)PyType_FromModuleAndSpec(
         module, &sw_miss_spec, PyExc_LookupError);
     if (st->unknown_name_type == NULL) {
@@ -569,5 +574,15 @@ sw_miss_create_type(PyObject *module, sw_state *st)
         return -1;
     }
     /* Private: for the test that compares it with stride_weave._packs. */
-    return PyModule_AddObjectRef(module, "_PACK_NAMES", st->pack_names);
+    if (PyModule_AddObjectRef(module, "_PACK_NAMES", st->pack_names) < 0) {
+        return -1;
+    }
+    /* Private: for the test that checks the foreign names (aliases.c). */
+    table = sw_alias_table_tuple();
+    if (table == NULL) {
+        return -1;
+    }
+    status = PyModule_AddObjectRef(module, "_FOREIGN_NAMES", table);
+    Py_DECREF(table);
+    return status;
 }

@@ -8,7 +8,7 @@
  */
 #include "state.h"
 #include "capi.h"
-#include "codec.h"
+#include "codecs.h"
 #include "descriptor.h"
 #include "dlpack.h"
 #include "level.h"
@@ -100,6 +100,11 @@ sw_module_owned_set(const char *const *names, int kinds)
                 goto done;
             }
         }
+        for (g = sw_kind_table[k]->fixed; g != NULL && g->name != NULL; g++) {
+            if (sw_module_add_name(set, g->name) < 0) {
+                goto done;
+            }
+        }
     }
     frozen = PyFrozenSet_New(set);
 done:
@@ -111,11 +116,12 @@ done:
 
 /* One of the model's classes: `bases`, a namespace of `doc`, the
  * accessors `getsets` (NULL-terminated, or NULL) bound to the C layout,
- * and `fill` (or NULL) for the rest. */
+ * and `fill` (or NULL) for the rest; then the fixed attributes `fixed`
+ * (NULL-terminated, or NULL), which are bound to the class itself. */
 static PyTypeObject *
 sw_module_make_class(sw_state *st, const char *name, PyObject *bases, int abstract,
               sw_kind kind, const char *doc, PyGetSetDef *getsets,
-              int (*fill)(sw_state *, PyObject *))
+              PyGetSetDef *fixed, int (*fill)(sw_state *, PyObject *))
 {
     PyObject *ns = PyDict_New();
     PyObject *cls = NULL;
@@ -149,6 +155,10 @@ sw_module_make_class(sw_state *st, const char *name, PyObject *bases, int abstra
         goto done;
     }
     cls = sw_meta_create_model_class(st, name, bases, ns, abstract, kind);
+    if (cls != NULL
+        && sw_descriptor_install_fixed(st, (PyTypeObject *)cls, fixed) < 0) {
+        Py_CLEAR(cls);
+    }
 done:
     Py_DECREF(ns);
     return (PyTypeObject *)cls;
@@ -183,7 +193,7 @@ sw_module_make_kind_classes(PyObject *module, sw_state *st)
         }
         st->kind_types[k] = sw_module_make_class(st, def->class_name, bases,
                                           def->abstract, (sw_kind)k, def->doc,
-                                          def->getsets, NULL);
+                                          def->getsets, def->fixed, NULL);
         Py_DECREF(bases);
         if (st->kind_types[k] == NULL) {
             return -1;
@@ -382,6 +392,7 @@ sw_module_build_graph(PyObject *module, sw_state *st)
         || sw_level_create_type(module, st) < 0
         || sw_symbolic_create_type(module, st) < 0
         || sw_numinfo_create_type(module, st) < 0
+        || sw_dlpack_create_type(module, st) < 0
         || sw_levelextent_create_type(module, st) < 0) {
         return -1;
     }
@@ -401,7 +412,7 @@ sw_module_build_graph(PyObject *module, sw_state *st)
         "by identity.  The built-ins are attributes of this class "
         "(DType.Float32, DType.Floating, ...); extensions are reached "
         "through DType.from_name() and DType.registered().",
-        NULL, sw_descriptor_fill_namespace);
+        NULL, sw_descriptor_fixed, sw_descriptor_fill_namespace);
     Py_DECREF(bases);
     if (st->dtype_type == NULL || sw_module_make_kind_classes(module, st) < 0) {
         return -1;

@@ -14,6 +14,7 @@
  * name are equal: every other field is derived from those.
  */
 #include "numinfo.h"
+#include "structure.h"
 
 #include <math.h>
 #include <stddef.h>         /* offsetof */
@@ -59,9 +60,9 @@ sw_numinfo_choice(PyObject *value, const char *const *names, int count,
             }
         }
     }
-    PyErr_Format(PyExc_ValueError, "%s: %s must be one of %s, got %R",
-                 func, arg, listing, value);
-    return -1;
+    return sw_structure_refuse(PyExc_ValueError, value,
+                             "%s: %s must be one of %s, got ", func, arg,
+                             listing);
 }
 
 /* An exact int (not a bool, not a subclass) as a C int in [lo, hi]:
@@ -74,19 +75,17 @@ sw_numinfo_int(PyObject *value, const char *func, const char *arg,
     long v;
 
     if (!PyLong_CheckExact(value)) {
-        PyErr_Format(PyExc_TypeError, "%s: %s must be an int, got %R",
-                     func, arg, value);
-        return -1;
+        return sw_structure_refuse(PyExc_TypeError, value,
+                                 "%s: %s must be an int, got ", func, arg);
     }
     v = PyLong_AsLongAndOverflow(value, &overflow);
     if (v == -1 && overflow == 0 && PyErr_Occurred()) {
         return -1;
     }
     if (overflow != 0 || v < lo || v > hi) {
-        PyErr_Format(PyExc_ValueError,
-                     "%s: %s must be between %ld and %ld, got %R",
-                     func, arg, lo, hi, value);
-        return -1;
+        return sw_structure_refuse(PyExc_ValueError, value,
+                                 "%s: %s must be between %ld and %ld, got ",
+                                 func, arg, lo, hi);
     }
     *out = (int)v;
     return 0;
@@ -97,9 +96,8 @@ static int
 sw_numinfo_bool(PyObject *value, const char *func, const char *arg)
 {
     if (!PyBool_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "%s: %s must be a bool, got %R",
-                     func, arg, value);
-        return -1;
+        return sw_structure_refuse(PyExc_TypeError, value,
+                                 "%s: %s must be a bool, got ", func, arg);
     }
     return value == Py_True;
 }
@@ -366,10 +364,9 @@ static int
 sw_numinfo_check_encoding(PyObject *encoding, const char *func)
 {
     if (!PyUnicode_Check(encoding) || PyUnicode_GET_LENGTH(encoding) == 0) {
-        PyErr_Format(PyExc_TypeError,
-                     "%s: encoding must be a non-empty str, got %R",
-                     func, encoding);
-        return -1;
+        return sw_structure_refuse(PyExc_TypeError, encoding,
+                                 "%s: encoding must be a non-empty str, got ",
+                                 func);
     }
     return 0;
 }
@@ -396,9 +393,9 @@ sw_numinfo_derive_float_args(sw_numeric_format *f,
             return -1;
         }
         if (!PyLong_CheckExact(values[i])) {
-            PyErr_Format(PyExc_TypeError, "%s: %s must be an int, got %R",
-                         func, names[i], values[i]);
-            return -1;
+            return sw_structure_refuse(PyExc_TypeError, values[i],
+                                     "%s: %s must be an int, got ", func,
+                                     names[i]);
         }
     }
     for (i = 0; i < 3; i++) {
@@ -470,14 +467,13 @@ sw_numinfo_width(PyObject *bits, const char *func, int *out)
         }
     }
     if (v <= 0) {
-        PyErr_Format(PyExc_ValueError, "%s: bits must be a positive int, got %R",
-                     func, bits);
-        return -1;
+        return sw_structure_refuse(PyExc_ValueError, bits,
+                                 "%s: bits must be a positive int, got ", func);
     }
     if (v > SW_NUMINFO_MAX_INT_BITS) {
-        PyErr_Format(PyExc_ValueError, "%s: bits must be at most %d, got %R",
-                     func, SW_NUMINFO_MAX_INT_BITS, bits);
-        return -1;
+        return sw_structure_refuse(PyExc_ValueError, bits,
+                                 "%s: bits must be at most %d, got ", func,
+                                 SW_NUMINFO_MAX_INT_BITS);
     }
     *out = (int)v;
     return 0;
@@ -583,19 +579,19 @@ sw_numinfo_derive_kind(sw_numeric_format *f, int k, PyObject *bits,
 
         for (i = 0; i < 3; i++) {
             if (float_params[i] != NULL && float_params[i] != Py_None) {
-                PyErr_Format(PyExc_ValueError,
-                             "%s: %s must be None for an integer or boolean "
-                             "record, got %R", func, names[i], float_params[i]);
-                return -1;
+                return sw_structure_refuse(PyExc_ValueError, float_params[i],
+                                         "%s: %s must be None for an integer "
+                                         "or boolean record, got ", func,
+                                         names[i]);
             }
         }
         if (nan != NULL && nan != Py_None
             && sw_numinfo_choice(nan, sw_numinfo_nan_names, SW_NAN_COUNT, func,
                                  "nan_encoding", SW_NUMINFO_NANS) != SW_NAN_NONE) {
             if (!PyErr_Occurred()) {
-                PyErr_Format(PyExc_ValueError,
-                             "%s: nan_encoding must be 'none' for an integer or "
-                             "boolean record, got %R", func, nan);
+                sw_structure_refuse(PyExc_ValueError, nan,
+                                  "%s: nan_encoding must be 'none' for an "
+                                  "integer or boolean record, got ", func);
             }
             return -1;
         }
@@ -637,9 +633,14 @@ sw_numinfo_check_field(PyObject *given, PyObject *derived, const char *name)
         }
     }
     if (!eq) {
-        PyErr_Format(PyExc_ValueError,
-                     "NumericInfo: %s=%R contradicts the format's parameters, "
-                     "which give %R", name, given, derived);
+        PyObject *shown = sw_structure_value_text(given);
+
+        if (shown != NULL) {
+            PyErr_Format(PyExc_ValueError,
+                         "NumericInfo: %s=%U contradicts the format's "
+                         "parameters, which give %R", name, shown, derived);
+            Py_DECREF(shown);
+        }
         return -1;
     }
     return 0;
@@ -690,9 +691,9 @@ sw_numinfo_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     if (v[13] != NULL && PyBool_Check(v[13])
         && (v[13] == Py_True) != (nan_index != SW_NAN_NONE)) {
-        PyErr_Format(PyExc_ValueError,
-                     "NumericInfo: has_nan=%R contradicts nan_encoding=%R",
-                     v[13], v[14] != NULL ? v[14] : Py_None);
+        sw_structure_refuse(PyExc_ValueError, v[14] != NULL ? v[14] : Py_None,
+                          "NumericInfo: has_nan=%R contradicts nan_encoding=",
+                          v[13]);
         return NULL;
     }
     if ((k == SW_NUM_FLOAT || k == SW_NUM_COMPLEX) && v[14] == NULL) {
@@ -759,28 +760,46 @@ sw_numinfo_from_params(PyObject *type, PyObject *args)
 
 /* ---- the record's protocols ---------------------------------------------- */
 
+/* The names of the canonical fields, in their order (sw_numinfo_fields). */
+const char *const sw_numinfo_field_names[SW_NUMINFO_NFIELDS] = {
+    "kind", "encoding", "bits", "signed", "exponent_bits", "mantissa_bits",
+    "bias", "nan_encoding",
+};
+
+/* The record's canonical fields, what equality compares and every other
+ * field derives from (new tuple): (kind, encoding, bits, signed,
+ * exponent_bits, mantissa_bits, bias, nan_encoding), exact str, int, bool
+ * and None (the float fields of an integer or boolean record).  Its
+ * pickle's arguments, and what a descriptor's pickle carries. */
+PyObject *
+sw_numinfo_fields(sw_numinfo *r)
+{
+    const sw_numeric_format *f = &r->fmt;
+
+    if (f->kind == SW_NUM_FLOAT || f->kind == SW_NUM_COMPLEX) {
+        return Py_BuildValue("(OOiOiiiO)", r->kind_name, r->encoding, f->bits,
+                             f->is_signed ? Py_True : Py_False,
+                             f->exponent_bits, f->mantissa_bits, f->bias,
+                             r->nan_name);
+    }
+    return Py_BuildValue("(OOiOOOOO)", r->kind_name, r->encoding, f->bits,
+                         f->is_signed ? Py_True : Py_False,
+                         Py_None, Py_None, Py_None, r->nan_name);
+}
+
 static PyObject *
 sw_numinfo_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
 {
-    sw_numinfo *r = (sw_numinfo *)self;
-    const sw_numeric_format *f = &r->fmt;
-    PyObject *from_params, *result;
-    int is_float = f->kind == SW_NUM_FLOAT || f->kind == SW_NUM_COMPLEX;
+    PyObject *from_params, *fields, *result = NULL;
 
     from_params = PyObject_GetAttrString((PyObject *)Py_TYPE(self), "_from_params");
     if (from_params == NULL) {
         return NULL;
     }
-    if (is_float) {
-        result = Py_BuildValue("O(OOiOiiiO)", from_params, r->kind_name,
-                               r->encoding, f->bits, f->is_signed ? Py_True : Py_False,
-                               f->exponent_bits, f->mantissa_bits, f->bias,
-                               r->nan_name);
-    }
-    else {
-        result = Py_BuildValue("O(OOiOOOOO)", from_params, r->kind_name,
-                               r->encoding, f->bits, f->is_signed ? Py_True : Py_False,
-                               Py_None, Py_None, Py_None, r->nan_name);
+    fields = sw_numinfo_fields((sw_numinfo *)self);
+    if (fields != NULL) {
+        result = PyTuple_Pack(2, from_params, fields);
+        Py_DECREF(fields);
     }
     Py_DECREF(from_params);
     return result;

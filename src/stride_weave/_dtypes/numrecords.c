@@ -1,10 +1,12 @@
 /* numrecords.c: the numeric records of simple dtypes.
  *
  * Owns attaching a NumericInfo (numinfo.c) to a simple dtype, once and for
- * good; the queries stride_weave.numerics re-exports (numeric_info, finfo,
- * iinfo, register_numeric_info); and the records of the built-in simple
- * dtypes, attached when the graph is built, so the core knows what every
- * built-in means whether or not stride_weave.numerics is imported.
+ * good; the one rule by which another definition of it (a pickle loaded,
+ * ensure() of its name) must agree with that record; the queries
+ * stride_weave.numerics re-exports (numeric_info, finfo, iinfo,
+ * register_numeric_info); and the records of the built-in simple dtypes,
+ * attached when the graph is built, so the core knows what every built-in
+ * means whether or not stride_weave.numerics is imported.
  *
  * A simple descriptor's record lives in its `numeric` field: set once,
  * with a compare-and-swap on free-threaded builds, and never replaced, so
@@ -12,6 +14,7 @@
  * without a lock.
  */
 #include "numinfo.h"
+#include "structure.h"
 
 /* `obj` as a finished simple descriptor of `st`'s graph (borrowed), or
  * NULL with TypeError naming `func`. */
@@ -30,18 +33,28 @@ sw_numrecords_simple(sw_state *st, PyObject *obj, const char *func)
                      "have records)", func, obj);
         return NULL;
     }
-    PyErr_Format(PyExc_TypeError,
-                 "%s: dtype must be a registered SimpleDType, got %R", func, obj);
+    if (PyObject_TypeCheck(obj, st->base_type)) {
+        /* A descriptor's repr is the model's own. */
+        PyErr_Format(PyExc_TypeError,
+                     "%s: dtype must be a registered SimpleDType, got %R",
+                     func, obj);
+    }
+    else {
+        sw_structure_refuse(PyExc_TypeError, obj,
+                            "%s: dtype must be a registered SimpleDType, got ", func);
+    }
     return NULL;
 }
 
-/* Attach `record` to `d` unless it has one: 0 when `record` (or an equal
- * one) is its record, else -1 with ValueError.  Runs no Python code
+/* Attach `record` to `d`, named `name`, unless it has one: 0 when
+ * `record` (or an equal one) is its record, else -1 with ValueError.
+ * Runs no Python code
  * between the check and the store; free-threaded builds publish with a
  * compare-and-swap, so racing declarations keep exactly one record, and a
  * descriptor settled without a record (sw_numrecords_settle) gets none. */
 static int
-sw_numrecords_attach(sw_descriptor *d, PyObject *record, const char *func)
+sw_numrecords_attach(sw_descriptor *d, PyObject *name, PyObject *record,
+                     const char *func)
 {
     PyObject *existing;
 
@@ -53,11 +66,15 @@ sw_numrecords_attach(sw_descriptor *d, PyObject *record, const char *func)
     Py_DECREF(record);      /* the caller still holds it: not the last */
     if (existing == Py_None) {
         PyErr_Format(PyExc_ValueError,
-                     "%s: %U has no numeric record for good: isdtype or "
-                     "can_cast already answered about it from its category, "
-                     "and a record now could change those answers (give the "
-                     "record when the dtype is created: SimpleDType(..., "
-                     "numeric_info=record)); got %R", func, d->name, record);
+                     "%s: %U has no numeric record for good: an answer "
+                     "about it was already given without one (isdtype, "
+                     "can_cast, result_type with a Python scalar, or a "
+                     "lattice's edge or scalar default), or it was pickled "
+                     "(or a pickle of it loaded) stating no record, and a "
+                     "record now could change that (give the record when the "
+                     "dtype is created: SimpleDType(..., numeric_info=record)); "
+                     "got %R",
+                     func, name, record);
         return -1;
     }
     if (sw_numinfo_equal((sw_numinfo *)existing, (sw_numinfo *)record)) {
@@ -65,7 +82,7 @@ sw_numrecords_attach(sw_descriptor *d, PyObject *record, const char *func)
     }
     PyErr_Format(PyExc_ValueError,
                  "%s: %U already has the record %R; got a different one, %R",
-                 func, d->name, existing, record);
+                 func, name, existing, record);
     return -1;
 }
 
@@ -87,12 +104,172 @@ sw_numrecords_settle(sw_descriptor *d)
     return sw_numinfo_format_of(d);
 }
 
-/* 0 when `record` fits `d`: its width, and a kind that agrees with d's
- * category (relations.c reads kinds from the category until a record
- * comes, so a record may only refine them); else -1 with ValueError. */
+/* ---- the record as part of a definition ------------------------------------
+ *
+ * A record is part of what a simple dtype is, so wherever a definition
+ * meets the registered one (a pickle loaded, ensure() of a registered
+ * name) the records are compared by one rule, sw_numrecords_match.  What
+ * the other side says is "stated": a record's canonical fields
+ * (sw_numinfo_fields), None (it has no record), or nothing (NULL: a pickle
+ * of a release that did not carry records, or ensure() without
+ * numeric_info), which leaves the registered record as it is.
+ */
+
+/* What a pickle of `d` states (new ref): its record's canonical fields,
+ * or None.  `d` is settled first: a pickle that says "no record" is an
+ * answer given from having none, so `d` keeps none for good and no later
+ * record makes that pickle (or a process that loaded it) wrong. */
+PyObject *
+sw_numrecords_stated(sw_descriptor *d)
+{
+    if (sw_numrecords_settle(d) == NULL) {
+        Py_RETURN_NONE;
+    }
+    return sw_numinfo_fields((sw_numinfo *)SW_LOAD_PTR(d->numeric));
+}
+
+/* 0 when `stated` (untrusted) is None or a tuple of the canonical fields
+ * with the types they have (exact str, int, bool or None), so comparing
+ * and showing it runs no code of its items; else -1 with ValueError. */
 static int
-sw_numrecords_fits(sw_state *st, sw_descriptor *d, sw_numinfo *record,
-                   const char *func)
+sw_numrecords_check_stated(PyObject *stated)
+{
+    Py_ssize_t i;
+
+    if (stated == Py_None) {
+        return 0;
+    }
+    if (PyTuple_CheckExact(stated) && PyTuple_GET_SIZE(stated) == SW_NUMINFO_NFIELDS) {
+        for (i = 0; i < SW_NUMINFO_NFIELDS; i++) {
+            PyObject *v = PyTuple_GET_ITEM(stated, i);
+
+            if (v != Py_None && !PyBool_Check(v) && !PyLong_CheckExact(v)
+                && !PyUnicode_CheckExact(v)) {
+                break;
+            }
+        }
+        if (i == SW_NUMINFO_NFIELDS) {
+            return 0;
+        }
+        PyErr_Format(PyExc_ValueError,
+                     "numeric record: its field %s is an object of "
+                     "type %.200s, not an exact str, int, bool or None",
+                     sw_numinfo_field_names[i],
+                     Py_TYPE(PyTuple_GET_ITEM(stated, i))->tp_name);
+        return -1;
+    }
+    PyErr_Format(PyExc_ValueError,
+                 "numeric record: expected None or a tuple of the "
+                 "%d fields (kind, encoding, bits, signed, exponent_bits, "
+                 "mantissa_bits, bias, nan_encoding), got %.200s",
+                 SW_NUMINFO_NFIELDS, Py_TYPE(stated)->tp_name);
+    return -1;
+}
+
+/* 1 when two checked field values are equal with the same exact type. */
+static int
+sw_numrecords_field_equal(PyObject *a, PyObject *b)
+{
+    if (a == b) {
+        return 1;
+    }
+    if (Py_TYPE(a) != Py_TYPE(b)) {
+        return 0;
+    }
+    if (PyUnicode_CheckExact(a)) {
+        return PyUnicode_Compare(a, b) == 0;
+    }
+    if (PyLong_CheckExact(a)) {
+        /* Exact ints: compares without user code, and cannot fail. */
+        return PyObject_RichCompareBool(a, b, Py_EQ) == 1;
+    }
+    return 0;       /* None, True and False are singletons */
+}
+
+/* The one rule by which the registered simple dtype `d` and a definition
+ * that states `stated` (see above; untrusted) agree on the record: 0 when
+ * they do, 1 when they do not with *difference a new str naming the first
+ * differing field and both values ("numeric record bias: registered 8,
+ * pickle has 7"; `theirs` names the other side), -1 with an exception (a
+ * malformed `stated` is a ValueError).
+ *
+ * A record on one side and none on the other differ.  When `d` has no
+ * record yet and `stated` says none, `d` is settled (it keeps none, as
+ * the other side does); when `stated` is a record, `d` is left open:
+ * only its defining module gives it one, and a load refused now succeeds
+ * once that module has attached the same record.  Runs no Python code. */
+int
+sw_numrecords_match(sw_descriptor *d, PyObject *stated, const char *theirs,
+                    PyObject **difference)
+{
+    PyObject *mine, *ours, *shown;
+    Py_ssize_t i;
+
+    *difference = NULL;
+    if (stated == NULL) {
+        return 0;
+    }
+    if (sw_numrecords_check_stated(stated) < 0) {
+        return -1;
+    }
+    if (stated == Py_None) {
+        sw_numrecords_settle(d);    /* a record that came first stays */
+    }
+    mine = SW_LOAD_PTR(d->numeric);
+    if (mine == NULL || mine == Py_None) {
+        if (stated == Py_None) {
+            return 0;
+        }
+        /* Only exact str, int, bool and None inside: no code runs; ints
+         * beyond 64 bits in hex, as a structure shows them. */
+        shown = sw_structure_value_text(stated);
+        if (shown == NULL) {
+            return -1;
+        }
+        *difference = PyUnicode_FromFormat(
+            "numeric record: registered none%s, %s has %U",
+            mine == NULL ? " yet" : "", theirs, shown);
+        Py_DECREF(shown);
+        return *difference == NULL ? -1 : 1;
+    }
+    ours = sw_numinfo_fields((sw_numinfo *)mine);
+    if (ours == NULL) {
+        return -1;
+    }
+    if (stated == Py_None) {
+        *difference = PyUnicode_FromFormat(
+            "numeric record: registered %R, %s has none", ours, theirs);
+        Py_DECREF(ours);
+        return *difference == NULL ? -1 : 1;
+    }
+    for (i = 0; i < SW_NUMINFO_NFIELDS; i++) {
+        PyObject *a = PyTuple_GET_ITEM(ours, i), *b = PyTuple_GET_ITEM(stated, i);
+
+        if (!sw_numrecords_field_equal(a, b)) {
+            /* Theirs may be any exact int: shown as a structure shows it. */
+            shown = sw_structure_value_text(b);
+            *difference = shown == NULL ? NULL : PyUnicode_FromFormat(
+                "numeric record %s: registered %R, %s has %U",
+                sw_numinfo_field_names[i], a, theirs, shown);
+            Py_XDECREF(shown);
+            break;
+        }
+    }
+    Py_DECREF(ours);
+    if (i == SW_NUMINFO_NFIELDS) {
+        return 0;
+    }
+    return *difference == NULL ? -1 : 1;
+}
+
+/* 0 when `record` fits `d`, named `name` and `bits` wide: its width, and
+ * a kind that agrees with d's category (relations.c reads kinds from the
+ * category until a record comes, so a record may only refine them); else
+ * -1 with ValueError.  The name and width are given: a descriptor under
+ * construction has not stored them yet. */
+static int
+sw_numrecords_fits(sw_state *st, sw_descriptor *d, PyObject *name,
+                   PyObject *bits_obj, sw_numinfo *record, const char *func)
 {
     int under_int = sw_descriptor_reaches(d, st->kind_categories[0]);
     int under_float = sw_descriptor_reaches(d, st->kind_categories[1]);
@@ -100,14 +277,14 @@ sw_numrecords_fits(sw_state *st, sw_descriptor *d, sw_numinfo *record,
     int overflow, agrees;
     long bits;
 
-    bits = PyLong_AsLongAndOverflow(d->bits, &overflow);   /* exact int */
+    bits = PyLong_AsLongAndOverflow(bits_obj, &overflow);   /* exact int */
     if (bits == -1 && overflow == 0 && PyErr_Occurred()) {
         return -1;
     }
     if (overflow != 0 || bits != record->fmt.bits) {
         PyErr_Format(PyExc_ValueError,
                      "%s: record.bits must equal the width of %U (%S), got %d",
-                     func, d->name, d->bits, record->fmt.bits);
+                     func, name, bits_obj, record->fmt.bits);
         return -1;
     }
     switch (record->fmt.kind) {
@@ -127,8 +304,8 @@ sw_numrecords_fits(sw_state *st, sw_descriptor *d, sw_numinfo *record,
                      "of %U (under %U): an 'int' record needs a dtype under "
                      "Integer, a 'float' record one under Floating, a 'bool' "
                      "or 'complex' record one under neither; got %R",
-                     func, record->kind_name, d->name,
-                     sup != NULL ? ((sw_descriptor *)sup)->name : d->name,
+                     func, record->kind_name, name,
+                     sup != NULL ? ((sw_descriptor *)sup)->name : name,
                      (PyObject *)record);
         return -1;
     }
@@ -172,8 +349,8 @@ sw_numrecords_owner_check(sw_state *st, sw_descriptor *d, const char *func)
  * no other code can reach it), the record `record` (SimpleDType's
  * numeric_info): 0, or -1 with TypeError/ValueError. */
 int
-sw_numrecords_attach_new(sw_state *st, sw_descriptor *d, PyObject *record,
-                         const char *func)
+sw_numrecords_attach_new(sw_state *st, sw_descriptor *d, PyObject *name,
+                         PyObject *bits, PyObject *record, const char *func)
 {
     if (!Py_IS_TYPE(record, st->numinfo_type)) {
         PyErr_Format(PyExc_TypeError,
@@ -181,10 +358,10 @@ sw_numrecords_attach_new(sw_state *st, sw_descriptor *d, PyObject *record,
                      "object of type %.200s", func, Py_TYPE(record)->tp_name);
         return -1;
     }
-    if (sw_numrecords_fits(st, d, (sw_numinfo *)record, func) < 0) {
+    if (sw_numrecords_fits(st, d, name, bits, (sw_numinfo *)record, func) < 0) {
         return -1;
     }
-    return sw_numrecords_attach(d, record, func);
+    return sw_numrecords_attach(d, name, record, func);
 }
 
 static PyObject *
@@ -205,11 +382,12 @@ sw_numrecords_register(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         return NULL;
     }
     if (!Py_IS_TYPE(args[1], st->numinfo_type)) {
-        PyErr_Format(PyExc_TypeError, "%s: record must be a NumericInfo, got %R",
-                     func, args[1]);
+        sw_structure_refuse(PyExc_TypeError, args[1],
+                            "%s: record must be a NumericInfo, got ", func);
         return NULL;
     }
-    if (sw_numrecords_fits(st, d, (sw_numinfo *)args[1], func) < 0) {
+    if (sw_numrecords_fits(st, d, d->name, d->bits, (sw_numinfo *)args[1],
+                           func) < 0) {
         return NULL;
     }
     /* Declaring the record it has is harmless from anywhere; only the
@@ -220,7 +398,7 @@ sw_numrecords_register(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         && sw_numrecords_owner_check(st, d, func) < 0) {
         return NULL;
     }
-    if (sw_numrecords_attach(d, args[1], func) < 0) {
+    if (sw_numrecords_attach(d, d->name, args[1], func) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
@@ -308,8 +486,10 @@ PyMethodDef sw_numrecords_methods[] = {
                "'complex' record under neither.  Only code of the module "
                "that defined dtype may give it its first record (or pass "
                "SimpleDType(..., numeric_info=record), which attaches it "
-               "before the dtype is registered), and only before isdtype or "
-               "can_cast answered about dtype from its category.  Declaring "
+               "before the dtype is registered), and only before an answer "
+               "about dtype was given without one (isdtype, can_cast, "
+               "result_type with a Python scalar, a lattice's edge or scalar "
+               "default).  Declaring "
                "the same (equal) record again is harmless, from anywhere; a "
                "different record for a dtype that already has one is a "
                "ValueError, and leaves the existing record in place.  "
@@ -375,8 +555,9 @@ sw_numrecords_install_builtins(sw_state *st)
         if (record != NULL && sw_is_kind(st, dtype, SW_KIND_SIMPLE)) {
             /* The table agrees with the built-in hierarchy (the tests
              * check every built-in's record against its category). */
-            status = sw_numrecords_attach((sw_descriptor *)dtype, record,
-                                          "built-in records");
+            status = sw_numrecords_attach((sw_descriptor *)dtype,
+                                          ((sw_descriptor *)dtype)->name,
+                                          record, "built-in records");
         }
         else if (record != NULL) {
             PyErr_Format(PyExc_SystemError, "built-in %s is not a simple dtype",

@@ -202,11 +202,53 @@ error:
     return NULL;
 }
 
+/* Why `item` (an exact str, stripped) is not a module name prefix in the
+ * environment variable although it is a dotted name (a new str), or
+ * Py_None (new ref).  A yes/no word in any case ("true", "Off") is what
+ * a switch variable takes: read as a module name it would silently allow
+ * one module that is not there, and "ANY" or "None" would be a module
+ * named so where the user meant the choice. */
+static PyObject *
+sw_pickle_env_word_problem(PyObject *item)
+{
+    static const char *const switches[] = {"true", "yes", "on", "false",
+                                           "no", "off", NULL};
+    PyObject *lower = PyObject_CallMethod(item, "lower", NULL);
+    PyObject *problem = NULL;
+    int i;
+
+    if (lower == NULL) {
+        return NULL;
+    }
+    for (i = 0; switches[i] != NULL; i++) {
+        if (PyUnicode_CompareWithASCIIString(lower, switches[i]) == 0) {
+            problem = PyUnicode_FromFormat(
+                "%R is a yes/no word, not a module name prefix: write 'any' "
+                "to allow any importable module, 'none' to allow none", item);
+            goto done;
+        }
+    }
+    if (PyUnicode_CompareWithASCIIString(lower, "any") == 0
+        || PyUnicode_CompareWithASCIIString(lower, "none") == 0) {
+        problem = PyUnicode_FromFormat(
+            "%R is not a module name prefix here: 'any' and 'none' are "
+            "written in lower case (only set_unpickle_imports can allow a "
+            "module of that name)", item);
+        goto done;
+    }
+    problem = Py_NewRef(Py_None);
+
+done:
+    Py_DECREF(lower);
+    return problem;
+}
+
 /* The setting the environment variable asks for (new ref): unset or blank
  * is (), "any" True, "none" False, anything else a comma-separated list of
  * module name prefixes (whitespace around each is dropped).  A malformed
  * value is a ValueError: a typo never widens, nor silently narrows, what
- * unpickling imports.  getenv(), not Py_GETENV(): under -E and -I the
+ * unpickling imports; nor does a yes/no word ("true", "off"), which this
+ * variable does not take.  getenv(), not Py_GETENV(): under -E and -I the
  * latter hides every variable, and isolated mode is the usual hardening
  * for a process that loads untrusted input.  The value is copied before
  * anything else runs. */
@@ -261,6 +303,9 @@ sw_pickle_setting_from_env(void)
         }
         else {
             problem = sw_pickle_prefix_problem(item);
+            if (problem == Py_None) {
+                Py_SETREF(problem, sw_pickle_env_word_problem(item));
+            }
         }
         if (problem == NULL) {
             goto done;
@@ -296,10 +341,29 @@ done:
 /* Add to `notes` why the declaration `value` of entry point `ep` is not
  * used.  0, or -1 with an exception. */
 static int
+sw_pickle_note_named(PyObject *notes, PyObject *dist_name, PyObject *name,
+                     PyObject *value, int kind)
+{
+    PyObject *note = PyUnicode_FromFormat(
+        "the distribution %R declares %R (entry point %R of the group '"
+        SW_POLICY_GROUP "'), which is not a module name prefix that can be "
+        "imported on unpickle (%s); it is ignored", dist_name, value, name,
+        sw_pickle_name_refusals[kind == SW_NAME_MAIN ? SW_NAME_MAIN
+                                                     : SW_NAME_NOT_DOTTED]);
+    int result = -1;
+
+    if (note != NULL) {
+        result = PyList_Append(notes, note);
+        Py_DECREF(note);
+    }
+    return result;
+}
+
+static int
 sw_pickle_note_declaration(PyObject *notes, PyObject *ep, PyObject *value,
                            int kind)
 {
-    PyObject *name = NULL, *dist = NULL, *dist_name = NULL, *note = NULL;
+    PyObject *name = NULL, *dist = NULL, *dist_name = NULL;
     int result = -1;
 
     name = PyObject_GetAttrString(ep, "name");
@@ -312,22 +376,176 @@ sw_pickle_note_declaration(PyObject *notes, PyObject *ep, PyObject *value,
     if (dist_name == NULL) {
         goto done;
     }
-    note = PyUnicode_FromFormat(
-        "the distribution %R declares %R (entry point %R of the group '"
-        SW_POLICY_GROUP "'), which is not a module name prefix that can be "
-        "imported on unpickle (%s); it is ignored", dist_name, value, name,
-        sw_pickle_name_refusals[kind == SW_NAME_MAIN ? SW_NAME_MAIN
-                                                     : SW_NAME_NOT_DOTTED]);
-    if (note != NULL) {
-        result = PyList_Append(notes, note);
-    }
+    result = sw_pickle_note_named(notes, dist_name, name, value, kind);
 
 done:
     Py_XDECREF(name);
     Py_XDECREF(dist);
     Py_XDECREF(dist_name);
-    Py_XDECREF(note);
     return result;
+}
+
+/* One declared value: kept in `found` when it is a module name prefix,
+ * else described in `notes` (by the distribution's and the entry point's
+ * names, or through the entry point `ep` when given).  0, or -1. */
+static int
+sw_pickle_take_declared(PyObject *found, PyObject *notes, PyObject *value,
+                        PyObject *ep, PyObject *dist_name, PyObject *name)
+{
+    PyObject *exact = NULL;
+    int kind = SW_NAME_NOT_DOTTED, result = -1;
+
+    if (PyUnicode_Check(value)) {
+        exact = sw_exact_str(value);
+        kind = exact ? sw_pickle_name_kind(exact) : -1;
+    }
+    if (kind < 0) {
+        goto done;
+    }
+    if (kind == SW_NAME_OK) {
+        /* exact str items: comparing them runs no code */
+        int seen = PySequence_Contains(found, exact);
+        if (seen < 0 || (!seen && PyList_Append(found, exact) < 0)) {
+            goto done;
+        }
+    }
+    else if ((ep != NULL ? sw_pickle_note_declaration(notes, ep, value, kind)
+                         : sw_pickle_note_named(notes, dist_name, name, value, kind)) < 0) {
+        goto done;
+    }
+    result = 0;
+
+done:
+    Py_XDECREF(exact);
+    return result;
+}
+
+/* The group's declarations of one distribution, read from its
+ * entry_points.txt without importlib.metadata's EntryPoint (CPython 3.15
+ * refuses a whole listing when any entry point anywhere is malformed):
+ * the lines `name = value` of the section [group].  0, or -1. */
+static int
+sw_pickle_read_dist(PyObject *dist, PyObject *found, PyObject *notes)
+{
+    PyObject *text = NULL, *lines = NULL, *dist_name = NULL;
+    Py_ssize_t i, n;
+    int in_group = 0, result = -1;
+
+    text = PyObject_CallMethod(dist, "read_text", "s", "entry_points.txt");
+    if (text == NULL) {
+        return -1;
+    }
+    if (!PyUnicode_Check(text)) {
+        Py_DECREF(text);
+        return 0;       /* none */
+    }
+    dist_name = PyObject_GetAttrString(dist, "name");
+    lines = dist_name ? PyUnicode_Splitlines(text, 0) : NULL;
+    if (lines == NULL) {
+        goto done;
+    }
+    n = PyList_GET_SIZE(lines);
+    for (i = 0; i < n; i++) {
+        PyObject *line = PyObject_CallMethod(PyList_GET_ITEM(lines, i), "strip", NULL);
+        Py_ssize_t len, eq;
+        int rc = 0;
+
+        if (line == NULL || !PyUnicode_Check(line)) {
+            Py_XDECREF(line);
+            goto done;
+        }
+        len = PyUnicode_GET_LENGTH(line);
+        if (len == 0 || PyUnicode_READ_CHAR(line, 0) == '#'
+            || PyUnicode_READ_CHAR(line, 0) == ';') {
+            Py_DECREF(line);
+            continue;
+        }
+        if (PyUnicode_READ_CHAR(line, 0) == '[' && PyUnicode_READ_CHAR(line, len - 1) == ']') {
+            PyObject *inner = PyUnicode_Substring(line, 1, len - 1), *group = NULL;
+            group = inner ? PyObject_CallMethod(inner, "strip", NULL) : NULL;
+            Py_XDECREF(inner);
+            rc = group == NULL ? -1 : 0;
+            in_group = group != NULL && PyUnicode_CompareWithASCIIString(
+                group, SW_POLICY_GROUP) == 0;
+            Py_XDECREF(group);
+        }
+        else if (in_group && (eq = PyUnicode_FindChar(line, '=', 0, len, 1)) >= 0) {
+            PyObject *left = PyUnicode_Substring(line, 0, eq);
+            PyObject *right = left ? PyUnicode_Substring(line, eq + 1, len) : NULL;
+            PyObject *name = right ? PyObject_CallMethod(left, "strip", NULL) : NULL;
+            PyObject *value = name ? PyObject_CallMethod(right, "strip", NULL) : NULL;
+            rc = value == NULL ? -1 : sw_pickle_take_declared(found, notes, value, NULL,
+                                                             dist_name, name);
+            Py_XDECREF(left);
+            Py_XDECREF(right);
+            Py_XDECREF(name);
+            Py_XDECREF(value);
+        }
+        Py_DECREF(line);
+        if (rc < 0 || PyErr_Occurred()) {
+            goto done;
+        }
+    }
+    result = 0;
+
+done:
+    Py_XDECREF(text);
+    Py_XDECREF(lines);
+    Py_XDECREF(dist_name);
+    return result;
+}
+
+/* Every distribution's declarations, one by one (sw_pickle_read_dist). */
+static int
+sw_pickle_read_dists(PyObject *metadata, PyObject *found, PyObject *notes)
+{
+    PyObject *dists = PyObject_CallMethod(metadata, "distributions", NULL);
+    PyObject *iter = dists ? PyObject_GetIter(dists) : NULL, *dist;
+    int result = iter ? 0 : -1;
+
+    while (iter != NULL && (dist = PyIter_Next(iter)) != NULL) {
+        result = sw_pickle_read_dist(dist, found, notes);
+        Py_DECREF(dist);
+        if (result < 0) {
+            break;
+        }
+    }
+    if (iter != NULL && result == 0 && PyErr_Occurred()) {
+        result = -1;
+    }
+    Py_XDECREF(iter);
+    Py_XDECREF(dists);
+    return result;
+}
+
+/* The submodule `name` of importlib ("importlib.metadata", "importlib.util")
+ * through the import system (new ref), or NULL with an exception.  The
+ * import reads sys.modules["importlib"] (the parent package) unless the
+ * submodule was imported before, so what it does would depend on what ran
+ * earlier in the process: a stand-in there that is not a module object is
+ * refused first, without touching it, whether or not the submodule is
+ * imported yet.  The lookup uses an exact str key and runs no code. */
+static PyObject *
+sw_pickle_import_machinery(const char *name)
+{
+    PyObject *modules = PyImport_GetModuleDict();   /* borrowed */
+    PyObject *parent = NULL;
+    int found;
+
+    found = PyDict_GetItemStringRef(modules, "importlib", &parent);
+    if (found < 0) {
+        return NULL;
+    }
+    if (found > 0 && !PyModule_CheckExact(parent)) {
+        PyErr_Format(PyExc_ImportError,
+                     "sys.modules['importlib'] holds an object of type %.200s, "
+                     "not the importlib package: %s is not imported through it",
+                     Py_TYPE(parent)->tp_name, name);
+        Py_DECREF(parent);
+        return NULL;
+    }
+    Py_XDECREF(parent);
+    return PyImport_ImportModule(name);
 }
 
 /* The module name prefixes installed distributions declare in the entry-
@@ -342,7 +560,7 @@ sw_pickle_read_declared(PyObject **notes)
 {
     PyObject *metadata = NULL, *entry_points = NULL, *args = NULL;
     PyObject *kwargs = NULL, *eps = NULL, *iter = NULL, *ep = NULL;
-    PyObject *value = NULL, *exact = NULL, *found = NULL, *result = NULL;
+    PyObject *value = NULL, *found = NULL, *result = NULL;
 
     *notes = PyList_New(0);
     found = PyList_New(0);
@@ -351,41 +569,34 @@ sw_pickle_read_declared(PyObject **notes)
     if (*notes == NULL || found == NULL || args == NULL || kwargs == NULL) {
         goto done;
     }
-    metadata = PyImport_ImportModule("importlib.metadata");
+    metadata = sw_pickle_import_machinery("importlib.metadata");
     if (metadata == NULL) {
         goto done;
     }
     entry_points = PyObject_GetAttrString(metadata, "entry_points");
     eps = entry_points ? PyObject_Call(entry_points, args, kwargs) : NULL;
+    if (eps == NULL && PyErr_ExceptionMatches(PyExc_ValueError)) {
+        /* a malformed entry point somewhere (CPython 3.15 validates them
+         * all when listing): read the group distribution by distribution */
+        PyErr_Clear();
+        if (sw_pickle_read_dists(metadata, found, *notes) < 0) {
+            goto done;
+        }
+        if (PyList_Sort(found) == 0) {
+            result = PyList_AsTuple(found);
+        }
+        goto done;
+    }
     iter = eps ? PyObject_GetIter(eps) : NULL;
     if (iter == NULL) {
         goto done;
     }
     while ((ep = PyIter_Next(iter)) != NULL) {
-        int kind = SW_NAME_NOT_DOTTED;
-
         value = PyObject_GetAttrString(ep, "value");
-        if (value == NULL) {
+        if (value == NULL
+            || sw_pickle_take_declared(found, *notes, value, ep, NULL, NULL) < 0) {
             goto done;
         }
-        if (PyUnicode_Check(value)) {
-            exact = sw_exact_str(value);
-            kind = exact ? sw_pickle_name_kind(exact) : -1;
-        }
-        if (kind < 0) {
-            goto done;
-        }
-        if (kind == SW_NAME_OK) {
-            /* exact str items: comparing them runs no code */
-            int seen = PySequence_Contains(found, exact);
-            if (seen < 0 || (!seen && PyList_Append(found, exact) < 0)) {
-                goto done;
-            }
-        }
-        else if (sw_pickle_note_declaration(*notes, ep, value, kind) < 0) {
-            goto done;
-        }
-        Py_CLEAR(exact);
         Py_CLEAR(value);
         Py_CLEAR(ep);
     }
@@ -402,7 +613,6 @@ done:
     Py_XDECREF(iter);
     Py_XDECREF(ep);
     Py_XDECREF(value);
-    Py_XDECREF(exact);
     Py_XDECREF(found);
     return result;
 }
@@ -696,9 +906,15 @@ sw_pickle_import_refusal(PyObject *module, sw_state *st, PyObject *name,
     }
     allowed = sw_pickle_allows(record, hint);
     if (allowed == 2) {
+        /* The setting is read: only reading the declarations can fail
+         * here, and a load fails with its LookupError whatever the
+         * metadata machinery (or sys.modules) holds; nothing is kept, so
+         * a later load reads them again. */
         Py_SETREF(record, sw_pickle_policy(module, st, 1));
         if (record == NULL) {
-            return NULL;
+            return sw_pickle_import_failed(
+                name, hint, "reading which modules installed "
+                "distributions declare, to decide on");
         }
         allowed = sw_pickle_allows(record, hint);
     }
@@ -725,8 +941,9 @@ sw_pickle_import_refusal(PyObject *module, sw_state *st, PyObject *name,
         goto done;
     }
     if (!allowed) {
-        util = PyImport_ImportModule("importlib.util");
+        util = sw_pickle_import_machinery("importlib.util");
         if (util == NULL) {
+            sw_pickle_import_failed(name, hint, "finding");
             goto done;
         }
         spec = PyObject_CallMethod(util, "find_spec", "O", top);
@@ -881,11 +1098,11 @@ sw_pickle_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (nargs >= 1 && PyTuple_Check(args[0])) {
         return sw_pickle_reconstruct_record(module, st, args, nargs);
     }
-    if (nargs != 2 && nargs != 3) {
+    if (nargs < 2 || nargs > 4) {
         PyErr_Format(PyExc_TypeError,
-                     "_reconstruct() takes 2 or 3 arguments (name, "
-                     "structure[, module]), or a record and an optional "
-                     "module, got %zd", nargs);
+                     "_reconstruct() takes 2 to 4 arguments (name, "
+                     "structure[, module[, numeric records]]), or a record "
+                     "and an optional module, got %zd", nargs);
         return NULL;
     }
     name = args[0];
@@ -906,7 +1123,7 @@ sw_pickle_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                      exact, Py_TYPE(structure)->tp_name);
         goto error;
     }
-    if (nargs == 3 && sw_pickle_hint(args[2], exact, &hint) < 0) {
+    if (nargs >= 3 && sw_pickle_hint(args[2], exact, &hint) < 0) {
         goto error;
     }
     found = sw_pickle_find(module, st, exact, hint);
@@ -923,6 +1140,11 @@ sw_pickle_reconstruct(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                      "cannot unpickle descriptor %R: the pickled structure "
                      "differs from the one registered in this process %U",
                      exact, diff);
+        goto error;
+    }
+    /* The numeric records the pickle states, by the rule of a record's. */
+    if (sw_record_check_stated(st, d, nargs == 4 && args[3] != Py_None
+                                      ? args[3] : NULL) < 0) {
         goto error;
     }
     Py_DECREF(diff);
@@ -1004,11 +1226,24 @@ done:
     return previous;
 }
 
+/* The setting the environment variable asks for now, read again whatever
+ * the policy holds: stride_weave.workers checks it in the parent before
+ * any worker starts, so a malformed value fails where the user is. */
+static PyObject *
+sw_pickle_environment_setting(PyObject *module, PyObject *Py_UNUSED(ignored))
+{
+    (void)module;
+    return sw_pickle_setting_from_env();
+}
+
 PyMethodDef sw_pickle_methods[] = {
     {"_reconstruct", SW_CFUNC(sw_pickle_reconstruct), METH_FASTCALL,
-     PyDoc_STR("_reconstruct($module, name, structure, module=None, /)\n--\n\n"
+     PyDoc_STR("_reconstruct($module, name, structure, module=None, "
+              "numeric=None, /)\n--\n\n"
               "Return the descriptor registered under name if its structure "
-              "equals structure exactly.\n\n"
+              "equals structure exactly, and the numeric records of the "
+              "simple dtypes it defines equal those numeric states (when "
+              "given).\n\n"
               "This is the pickle entry point of every descriptor; its path, "
               "stride_weave._dtypes._reconstruct, is permanent.  When name "
               "is not registered and module (the module that defined the "
@@ -1044,5 +1279,13 @@ PyMethodDef sw_pickle_methods[] = {
                "never imported.  The environment variable " SW_POLICY_ENV
                " sets the initial value: 'any', 'none' or comma-separated "
                "prefixes.")},
+    {"_unpickle_imports_environment", sw_pickle_environment_setting,
+     METH_NOARGS,
+     PyDoc_STR("_unpickle_imports_environment($module, /)\n--\n\n"
+               "The setting the environment variable " SW_POLICY_ENV " asks "
+               "for now: () when unset or blank, True for 'any', False for "
+               "'none', else a tuple of module name prefixes.  ValueError "
+               "when it is malformed, as at the policy's first use.  It "
+               "reads the process environment again and changes nothing.")},
     {NULL, NULL, 0, NULL},
 };

@@ -42,14 +42,16 @@ static const char *const sw_promotion_builtin_edges[][2] = {
 /* ---- the default lattice's admission rule --------------------------------- */
 
 /* NULL when `d` may take part in the default lattice, else why not (a
- * static string).  From its kind and numeric record only. */
+ * static string).  From its kind and numeric record only, read with
+ * `asked`: SW_READ_RECORD when the answer admits or refuses an edge (a
+ * refusal for want of a record then stands for good), SW_READ_WORDING
+ * when it only explains an error. */
 const char *
-sw_promotion_exclusion(sw_state *st, sw_descriptor *d)
+sw_promotion_exclusion(sw_state *st, sw_descriptor *d, unsigned int asked)
 {
     const sw_numeric_format *f;
     int width;
 
-    (void)st;
     switch (d->kind) {
     case SW_KIND_CATEGORY:
         return "a category, not a dtype of values";
@@ -60,11 +62,11 @@ sw_promotion_exclusion(sw_state *st, sw_descriptor *d)
     default:
         break;
     }
-    f = sw_numinfo_format_of(d);
+    f = sw_relations_read(st, d, asked).record;
     if (f == NULL) {
         return "it has no numeric record, so no edge of it can be shown "
-               "lossless (stride_weave.numerics.register_numeric_info "
-               "attaches one)";
+               "lossless (a dtype gets one when it is created: "
+               "SimpleDType(..., numeric_info=record))";
     }
     if ((f->kind == SW_NUM_FLOAT || f->kind == SW_NUM_COMPLEX)
         && f->nan_encoding == SW_NAN_NEGATIVE_ZERO) {
@@ -95,7 +97,8 @@ sw_promotion_absent(sw_state *st, sw_lattice *lat, sw_descriptor *d)
     if (sw_lattice_index(lat, d) != SW_LATTICE_NONE) {
         return NULL;
     }
-    why = lat->is_default ? sw_promotion_exclusion(st, d) : NULL;
+    why = lat->is_default ? sw_promotion_exclusion(st, d, SW_READ_WORDING)
+                          : NULL;
     if (why == NULL && d->kind == SW_KIND_CATEGORY) {
         why = "a category, not a dtype of values";
     }
@@ -118,12 +121,13 @@ sw_promotion_fail(sw_state *st, sw_lattice *lat, sw_descriptor *a,
     const char *where = lat->is_default ? "the default lattice" : "this lattice";
     PyObject *suggestion;
 
-    if (sw_casting_can(st, a, b, SW_CASTING_SAFE)) {
+    /* The suggestion is wording: it reads without settling anything. */
+    if (sw_casting_can(st, a, b, SW_CASTING_SAFE, SW_READ_WORDING)) {
         suggestion = PyUnicode_FromFormat(
             "cast %U to %U explicitly (every %U value is a %U value)",
             a->name, b->name, a->name, b->name);
     }
-    else if (sw_casting_can(st, b, a, SW_CASTING_SAFE)) {
+    else if (sw_casting_can(st, b, a, SW_CASTING_SAFE, SW_READ_WORDING)) {
         suggestion = PyUnicode_FromFormat(
             "cast %U to %U explicitly (every %U value is a %U value)",
             b->name, a->name, b->name, a->name);
@@ -224,6 +228,41 @@ sw_promotion_scalar_of_rank(int rank)
     return -1;
 }
 
+/* The result in `lat`, a lattice with mixed_scalars, of operands whose
+ * dtypes join to `acc` and a Python scalar of kind `scalar` above acc's
+ * kind (`acc_kind`, for messages): the join of acc and the lattice's
+ * default dtype for that kind (a new reference), or NULL with
+ * PromotionError. */
+static PyObject *
+sw_promotion_mixed(sw_state *st, sw_lattice *lat, sw_descriptor *acc,
+                   int scalar, const char *acc_kind, const char *func)
+{
+    static const char *const scalar_names[SW_SCALAR_COUNT] = {
+        "bool", "int", "float", "complex"};
+    PyObject *standin = lat->scalar_defaults[scalar], *join;
+
+    if (standin == NULL) {
+        PyErr_Format(st->promotion_error,
+                     "%s: a Python %s promotes the other operands in this "
+                     "lattice (mixed_scalars), but the lattice names no "
+                     "default dtype for %s scalars (scalar_defaults), so it "
+                     "cannot promote %U (%s)", func, scalar_names[scalar],
+                     scalar_names[scalar], acc->name, acc_kind);
+        return NULL;
+    }
+    join = sw_lattice_join(lat, acc, (sw_descriptor *)standin);     /* borrowed */
+    if (join == NULL) {
+        PyErr_Format(st->promotion_error,
+                     "%s: a Python %s promotes %U (%s) in this lattice to its "
+                     "join with %U, the default dtype for %s scalars, and they "
+                     "have none; convert the scalar explicitly", func,
+                     scalar_names[scalar], acc->name, acc_kind,
+                     ((sw_descriptor *)standin)->name, scalar_names[scalar]);
+        return NULL;
+    }
+    return Py_NewRef(join);
+}
+
 PyObject *
 sw_promotion_result_type(sw_state *st, sw_lattice *lat, PyObject *const *args,
                          Py_ssize_t nargs, const char *func)
@@ -292,17 +331,28 @@ sw_promotion_result_type(sw_state *st, sw_lattice *lat, PyObject *const *args,
         return NULL;
     }
     if (scalar >= 0) {
-        rank = sw_relations_rank(st, acc);
+        /* The kind of scalar acc takes: settled where a record could
+         * change it (a dtype under neither Integer nor Floating). */
+        unsigned int kinds = sw_relations_read(st, acc, SW_READ_SCALAR).kinds;
+
+        rank = sw_relations_rank(kinds);
         if (scalar > sw_promotion_scalar_of_rank(rank)) {
+            const char *acc_kind =
+                rank == SW_RANK_NONE ? "it has no numeric kind"
+                : rank == SW_RANK_SIGNED && !(kinds & SW_KINDS_SIGNED)
+                ? "integer"         /* no record: no sign either */
+                : rank_names[rank];
+
+            if (lat->mixed_scalars) {
+                return sw_promotion_mixed(st, lat, acc, scalar, acc_kind, func);
+            }
             PyErr_Format(st->promotion_error,
                          "%s: a Python %s is weak: it takes the dtype of the "
                          "other operands only when its kind is not above "
                          "theirs, and %s is above %U's (%s); convert the "
                          "scalar explicitly to a dtype of its kind",
                          func, scalar_names[scalar], scalar_names[scalar],
-                         acc->name,
-                         rank == SW_RANK_NONE ? "it has no numeric kind"
-                                              : rank_names[rank]);
+                         acc->name, acc_kind);
             return NULL;
         }
     }
@@ -475,13 +525,16 @@ sw_promotion_swap(sw_state *st, sw_lattice *base, sw_lattice *new)
 static int
 sw_promotion_declare(sw_state *st, PyObject *edges, const char *func)
 {
+    /* Declarations are lossless, keep the default lattice's rules. */
+    const sw_lattice_options options = {0, 1, NULL, -1, NULL, NULL};
+
     for (;;) {
         sw_lattice *base = sw_promotion_default(st), *new;
 
         if (base == NULL) {
             return -1;
         }
-        new = sw_lattice_build(st, base, edges, 0, 1, NULL, func);
+        new = sw_lattice_build(st, base, edges, &options, func);
         if (new == NULL || new == base) {
             Py_XDECREF(new);
             Py_DECREF(base);
@@ -646,7 +699,7 @@ sw_promotion_exclusion_fn(PyObject *module, PyObject *arg)
     if (d == NULL) {
         return NULL;
     }
-    why = sw_promotion_exclusion(st, d);
+    why = sw_promotion_exclusion(st, d, SW_READ_WORDING);     /* a report */
     if (why == NULL) {
         Py_RETURN_NONE;
     }
@@ -722,6 +775,7 @@ sw_promotion_install_default(sw_state *st)
 {
     size_t n = sizeof(sw_promotion_builtin_edges) / sizeof(sw_promotion_builtin_edges[0]);
     PyObject *edges = PyTuple_New((Py_ssize_t)n);
+    sw_lattice_options options = {0, 1, NULL, 0, NULL, NULL};
     sw_lattice *lat;
     size_t i;
 
@@ -748,7 +802,7 @@ sw_promotion_install_default(sw_state *st)
         }
         PyTuple_SET_ITEM(edges, (Py_ssize_t)i, edge);
     }
-    lat = sw_lattice_build(st, NULL, edges, 0, 1, NULL, "the default lattice");
+    lat = sw_lattice_build(st, NULL, edges, &options, "the default lattice");
     Py_DECREF(edges);
     if (lat == NULL) {
         return -1;

@@ -20,10 +20,20 @@
  * the received record is converted back to a version-1 structure and
  * compared with the registered one, so the message names the first
  * difference exactly as for a version-1 pickle.
+ *
+ * After the structure, a record states the numeric records of the simple
+ * dtypes it defines (numrecords.c): one more item, a tuple with, for each
+ * such dtype in order (the descriptor itself if simple, else its planes:
+ * a block-scaled format's element, then each level's scale), its record's
+ * canonical fields or None.  Built-ins are left out (every process of a
+ * release has their records), and a record stating none has no such
+ * item, so a built-in's record is as it was.  Records made before records
+ * were stated end with the structure and load as they always did.
  */
 #include "record.h"
 #include "descriptor.h"
 #include "level.h"
+#include "numinfo.h"
 #include "privtable.h"
 #include "rule.h"
 #include "structure.h"
@@ -38,7 +48,8 @@ typedef enum {
     SW_RECORD_REF_OR_NONE,  /* a descriptor's record, or None */
     /* The lists: a count n, then n items in place. */
     SW_RECORD_REFS,         /* a descriptor's record */
-    SW_RECORD_LEVELS,       /* a scale's record, then the block: int or None */
+    SW_RECORD_LEVELS,       /* a scale's record, then the block: an int,
+                               None (Whole) or a tuple of ints (N-D) */
     SW_RECORD_RULES,        /* a rule's qualified name, then its extension */
 } sw_record_type;
 
@@ -273,8 +284,8 @@ typedef struct {
 static int sw_record_emit(sw_state *st, sw_descriptor *d, PyObject *out);
 
 /* Append a list-valued field to `out`: its length, then each plane's
- * record, each level's scale record and block (None for Whole), or each
- * rule's qualified name and extension. */
+ * record, each level's scale record and block (None for Whole, the exact
+ * tuple of an N-D block), or each rule's qualified name and extension. */
 static int
 sw_record_emit_list(sw_state *st, const sw_record_field *field,
                     PyObject *value, PyObject *out)
@@ -364,7 +375,10 @@ sw_record_emit(sw_state *st, sw_descriptor *d, PyObject *out)
             }
             if (depth == capacity) {
                 capacity *= 2;
-                grown = PyMem_Resize(stack, sw_record_emit_frame, capacity);
+                /* PyMem_Resize would assign NULL to `stack` on failure,
+                 * losing the block that still has to be freed. */
+                grown = (size_t)capacity > PY_SSIZE_T_MAX / sizeof(*stack) ? NULL
+                    : PyMem_Realloc(stack, (size_t)capacity * sizeof(*stack));
                 if (grown == NULL) {
                     PyErr_NoMemory();
                     status = -1;
@@ -383,6 +397,252 @@ sw_record_emit(sw_state *st, sw_descriptor *d, PyObject *out)
     return status;
 }
 
+/* ---- the numeric records a record states ------------------------------------ */
+
+/* 1 when `s`, a simple descriptor, is a built-in: DType.<its name>, made
+ * with the graph (no user descriptor is a DType attribute, and none has
+ * a built-in's name).  Its record is the release's, the same in every
+ * process, so a pickle need not state it.  Runs no Python code. */
+static int
+sw_record_is_builtin(sw_state *st, sw_descriptor *s)
+{
+    PyObject *found = NULL;
+    int status;
+
+    if (s->module != NULL) {
+        return 0;
+    }
+    /* An exact str key in the model class's own dict. */
+    status = PyDict_GetItemRef(st->dtype_type->tp_dict, s->name, &found);
+    Py_XDECREF(found);      /* only its identity is compared */
+    return status < 0 ? -1 : found == (PyObject *)s;
+}
+
+/* Where the simple dtypes whose records `d`'s pickle states are: a new
+ * list of ints, -1 for `d` itself (a simple dtype), else the index of a
+ * plane (a block-scaled format's planes are its element, then each
+ * level's scale), built-ins left out; NULL with an exception. */
+static PyObject *
+sw_record_stated_planes(sw_state *st, sw_descriptor *d)
+{
+    PyObject *planes = NULL, *out = PyList_New(0);
+    Py_ssize_t i, n = 0;
+
+    if (out == NULL) {
+        return NULL;
+    }
+    if (d->kind == SW_KIND_SIMPLE) {
+        n = 1;
+    }
+    else if (d->compound != NULL && d->compound->simple_types != NULL) {
+        planes = d->compound->simple_types;
+        n = PyTuple_GET_SIZE(planes);
+    }
+    for (i = 0; i < n; i++) {
+        sw_descriptor *s = planes != NULL
+            ? (sw_descriptor *)PyTuple_GET_ITEM(planes, i) : d;
+        int builtin = sw_record_is_builtin(st, s);
+        PyObject *index;
+
+        if (builtin < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (builtin) {
+            continue;
+        }
+        index = PyLong_FromSsize_t(planes != NULL ? i : -1);
+        if (index == NULL || PyList_Append(out, index) < 0) {
+            Py_XDECREF(index);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(index);
+    }
+    return out;
+}
+
+/* The simple dtype at the stated position `where` (an item of
+ * sw_record_stated_planes; borrowed). */
+static sw_descriptor *
+sw_record_stated_dtype(sw_descriptor *d, PyObject *where)
+{
+    Py_ssize_t i = PyLong_AsSsize_t(where);     /* ours: cannot fail */
+
+    return i < 0 ? d
+        : (sw_descriptor *)PyTuple_GET_ITEM(d->compound->simple_types, i);
+}
+
+int
+sw_record_stated(sw_state *st, sw_descriptor *d, PyObject **stated)
+{
+    PyObject *planes = sw_record_stated_planes(st, d);
+    Py_ssize_t i, n;
+
+    *stated = NULL;
+    if (planes == NULL) {
+        return -1;
+    }
+    n = PyList_GET_SIZE(planes);
+    if (n == 0) {
+        Py_DECREF(planes);
+        return 0;
+    }
+    *stated = PyTuple_New(n);
+    for (i = 0; *stated != NULL && i < n; i++) {
+        PyObject *fields = sw_numrecords_stated(
+            sw_record_stated_dtype(d, PyList_GET_ITEM(planes, i)));
+        if (fields == NULL) {
+            Py_CLEAR(*stated);
+            break;
+        }
+        PyTuple_SET_ITEM(*stated, i, fields);
+    }
+    Py_DECREF(planes);
+    return *stated == NULL ? -1 : 0;
+}
+
+/* Append to `out` what `d`'s pickle states after its structure, when it
+ * states anything (sw_record_stated): 0, or -1 with an exception. */
+static int
+sw_record_emit_stated(sw_state *st, sw_descriptor *d, PyObject *out)
+{
+    PyObject *stated;
+    int status;
+
+    if (sw_record_stated(st, d, &stated) < 0) {
+        return -1;
+    }
+    status = stated == NULL ? 0 : PyList_Append(out, stated);
+    Py_XDECREF(stated);
+    return status;
+}
+
+/* " of its element 'E2M1'" and the like: where the stated position
+ * `where` is in `d`, for a message (new str; empty for `d` itself). */
+static PyObject *
+sw_record_stated_where(sw_descriptor *d, PyObject *where)
+{
+    Py_ssize_t i = PyLong_AsSsize_t(where);
+    sw_descriptor *s = sw_record_stated_dtype(d, where);
+
+    if (i < 0) {
+        return PyUnicode_FromString("");
+    }
+    if (d->kind == SW_KIND_BLOCK_SCALED) {
+        return i == 0 ? PyUnicode_FromFormat(" of its element %R", s->name)
+            : PyUnicode_FromFormat(" of the scale of its level %zd, %R",
+                                   i - 1, s->name);
+    }
+    return PyUnicode_FromFormat(" of its plane %zd, %R", i, s->name);
+}
+
+int
+sw_record_check_stated(sw_state *st, sw_descriptor *d, PyObject *stated)
+{
+    PyObject *planes, *difference = NULL, *where;
+    Py_ssize_t i, n;
+    int status = 0;
+
+    if (stated == NULL) {
+        return 0;       /* a record of a release that stated none */
+    }
+    planes = sw_record_stated_planes(st, d);
+    if (planes == NULL) {
+        return -1;
+    }
+    n = PyList_GET_SIZE(planes);
+    if (!PyTuple_CheckExact(stated) || PyTuple_GET_SIZE(stated) != n) {
+        PyErr_Format(PyExc_ValueError,
+                     "cannot unpickle descriptor %R: malformed pickle record: "
+                     "expected a tuple of the %zd numeric records it states "
+                     "after its structure, got %.200s", d->name, n,
+                     Py_TYPE(stated)->tp_name);
+        Py_DECREF(planes);
+        return -1;
+    }
+    for (i = 0; i < n && status == 0; i++) {
+        PyObject *at = PyList_GET_ITEM(planes, i);
+
+        status = sw_numrecords_match(sw_record_stated_dtype(d, at),
+                                     PyTuple_GET_ITEM(stated, i), "pickle",
+                                     &difference);
+        if (status < 0 && PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyObject *value = PyErr_GetRaisedException();
+
+            PyErr_Format(PyExc_ValueError,
+                         "cannot unpickle descriptor %R: malformed pickle "
+                         "record: %S", d->name, value != NULL ? value : Py_None);
+            Py_XDECREF(value);
+        }
+        if (status > 0) {
+            where = sw_record_stated_where(d, at);
+            if (where != NULL) {
+                PyErr_Format(PyExc_ValueError,
+                             "cannot unpickle descriptor %R: the pickled "
+                             "numeric record%U differs from the one "
+                             "registered in this process: %U",
+                             d->name, where, difference);
+                Py_DECREF(where);
+            }
+            Py_DECREF(difference);
+            status = -1;
+        }
+    }
+    Py_DECREF(planes);
+    return status;
+}
+
+/* 1 when every simple dtype `d`'s pickle states has settled what it
+ * means (a record, or none for good), so the record made now is final. */
+static int
+sw_record_settled(sw_descriptor *d)
+{
+    Py_ssize_t i;
+
+    if (d->kind == SW_KIND_SIMPLE) {
+        return SW_LOAD_PTR(d->numeric) != NULL;
+    }
+    if (d->compound == NULL || d->compound->simple_types == NULL) {
+        return 1;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(d->compound->simple_types); i++) {
+        sw_descriptor *s =
+            (sw_descriptor *)PyTuple_GET_ITEM(d->compound->simple_types, i);
+        if (SW_LOAD_PTR(s->numeric) == NULL) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- the pickle ----------------------------------------------------------------- */
+
+/* `d`'s record without what it states after its structure (new ref): made
+ * fresh, or taken from `reduced` (a __reduce__ value or NULL). */
+static PyObject *
+sw_record_structure_part(sw_state *st, sw_descriptor *d, PyObject *reduced,
+                         int states)
+{
+    PyObject *list, *record;
+
+    if (reduced != NULL) {
+        record = PyTuple_GET_ITEM(PyTuple_GET_ITEM(reduced, 1), 0);
+        return PyTuple_GetSlice(record, 0, PyTuple_GET_SIZE(record) - states);
+    }
+    list = PyList_New(0);
+    if (list == NULL) {
+        return NULL;
+    }
+    if (sw_record_emit(st, d, list) < 0) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    record = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return record;
+}
+
 PyObject *
 sw_record_reduce(sw_state *st, sw_descriptor *d)
 {
@@ -396,7 +656,7 @@ sw_record_reduce(sw_state *st, sw_descriptor *d)
     if (list == NULL) {
         return NULL;
     }
-    if (sw_record_emit(st, d, list) < 0) {
+    if (sw_record_emit(st, d, list) < 0 || sw_record_emit_stated(st, d, list) < 0) {
         Py_DECREF(list);
         return NULL;
     }
@@ -553,6 +813,27 @@ sw_record_parse_ref(sw_state *st, PyObject *tokens, Py_ssize_t *pos)
     return ref;
 }
 
+/* Is a received block an exact int, or an exact tuple of exact ints (an
+ * N-D block)?  Any other value is a malformed record. */
+static int
+sw_record_is_block(PyObject *block)
+{
+    Py_ssize_t i;
+
+    if (PyLong_CheckExact(block)) {
+        return 1;
+    }
+    if (!PyTuple_CheckExact(block)) {
+        return 0;
+    }
+    for (i = 0; i < PyTuple_GET_SIZE(block); i++) {
+        if (!PyLong_CheckExact(PyTuple_GET_ITEM(block, i))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* The item of a list-valued field at *pos, as version 1 (new ref): a
  * plane's reference, a Level, or a rule.  For a Level, *block receives
  * its block (borrowed). */
@@ -593,8 +874,8 @@ sw_record_parse_item(sw_state *st, sw_record_type type, PyObject *tokens,
     *block = sw_record_next(tokens, pos, "a block");
     encoded = *block == NULL ? NULL
             : *block == Py_None ? Py_NewRef(st->labels[SW_LABEL_WHOLE])
-            : PyLong_CheckExact(*block) ? sw_structure_encode_int(*block)
-            : sw_record_malformed("an int or None block", *block);
+            : sw_record_is_block(*block) ? sw_structure_encode_block(st, *block)
+            : sw_record_malformed("an int, None or tuple of ints block", *block);
     if (encoded != NULL) {
         first = sw_structure_field(st, SW_LABEL_SCALE, out);
         second = sw_structure_field(st, SW_LABEL_BLOCK, encoded);
@@ -819,7 +1100,8 @@ sw_record_to_structure(sw_state *st, PyObject *record)
     Py_ssize_t pos = 0;
     PyObject *name, *structure = sw_record_parse(st, record, &pos, &name);
 
-    if (structure != NULL && pos != PyTuple_GET_SIZE(record)) {
+    /* At most one item follows: the numeric records it states. */
+    if (structure != NULL && PyTuple_GET_SIZE(record) - pos > 1) {
         PyErr_Format(PyExc_ValueError,
                      "malformed pickle record: %zd items after its end",
                      PyTuple_GET_SIZE(record) - pos);
@@ -830,20 +1112,71 @@ sw_record_to_structure(sw_state *st, PyObject *record)
 
 /* ---- loading ---------------------------------------------------------------- */
 
+/* 1 when the received `record`'s structure equals `d`'s, with *stated the
+ * item that follows it (borrowed; NULL for none); 0 when it differs; -1
+ * on error.  `d`'s own record is made without settling anything: loading
+ * must not settle a dtype whose record the pickle may state. */
+static int
+sw_record_same_structure(sw_state *st, sw_descriptor *d, PyObject *reduced,
+                         PyObject *record, PyObject **stated)
+{
+    PyObject *planes, *ours, *prefix;
+    Py_ssize_t n, m = PyTuple_GET_SIZE(record);
+    int states, equal = 0;
+
+    *stated = NULL;
+    planes = sw_record_stated_planes(st, d);
+    if (planes == NULL) {
+        return -1;
+    }
+    states = PyList_GET_SIZE(planes) > 0;
+    Py_DECREF(planes);
+    ours = sw_record_structure_part(st, d, reduced, states);
+    if (ours == NULL) {
+        return -1;
+    }
+    n = PyTuple_GET_SIZE(ours);
+    if (m == n || (states && m == n + 1)) {
+        prefix = m == n ? Py_NewRef(record) : PyTuple_GetSlice(record, 0, n);
+        equal = prefix == NULL ? -1 : sw_record_equal(ours, prefix);
+        Py_XDECREF(prefix);
+        if (equal == 1 && m == n + 1) {
+            *stated = PyTuple_GET_ITEM(record, n);
+        }
+    }
+    Py_DECREF(ours);
+    return equal;
+}
+
 int
 sw_record_check(sw_state *st, sw_descriptor *d, PyObject *record)
 {
-    PyObject *reduced, *theirs, *diff;
+    PyObject *reduced, *theirs, *diff, *stated;
     int equal;
 
-    reduced = sw_record_reduce(st, d);
-    if (reduced == NULL) {
+    /* Fast: a record equal to the one `d` pickles as, once everything it
+     * states is settled (then that record is final), matches. */
+    reduced = sw_private_get(st->pickles, (PyObject *)d);
+    if (reduced == NULL && PyErr_Occurred()) {
         return -1;
     }
-    equal = sw_record_equal(sw_record_in(reduced), record);
-    Py_DECREF(reduced);
+    if (reduced == NULL && sw_record_settled(d)) {
+        reduced = sw_record_reduce(st, d);
+        if (reduced == NULL) {
+            return -1;
+        }
+    }
+    equal = reduced == NULL ? 0 : sw_record_equal(sw_record_in(reduced), record);
     if (equal != 0) {
+        Py_DECREF(reduced);
         return equal < 0 ? -1 : 0;
+    }
+    /* Otherwise the structure, then what the record states after it. */
+    equal = sw_record_same_structure(st, d, reduced, record, &stated);
+    Py_XDECREF(reduced);
+    if (equal != 0) {
+        /* `stated` is an item of `record`, which the caller holds. */
+        return equal < 0 ? -1 : sw_record_check_stated(st, d, stated);
     }
     theirs = sw_record_to_structure(st, record);
     if (theirs == NULL) {

@@ -70,11 +70,22 @@ typedef struct {
     Py_ssize_t nsame;
     sw_suggest_close close[SW_SUGGEST_COUNT];   /* best first */
     Py_ssize_t nclose;
+    const char *alias;      /* the name the query is another library's
+                               name for (aliases.c), or NULL */
+    PyObject *alias_found;  /* borrowed: that name, once offered */
 } sw_suggest;
 
 void sw_suggest_start(sw_suggest *s, PyObject *query);
 void sw_suggest_offer(sw_suggest *s, PyObject *candidate);
 Py_ssize_t sw_suggest_finish(sw_suggest *s, PyObject **out);
+
+/* aliases.c: the names other libraries give the built-in and pack
+ * formats.  sw_alias_of: the descriptor name the exact str `name` is a
+ * foreign name for (static text), or NULL; pure C, cannot fail.
+ * sw_alias_table_tuple: the table as ((foreign, ours), ...), new
+ * reference, or NULL with an exception. */
+const char *sw_alias_of(PyObject *name);
+PyObject *sw_alias_table_tuple(void);
 
 /* miss.c: the LookupError of a name that is not registered */
 struct sw_state;

@@ -12,7 +12,8 @@
  * signed nor unsigned), under DType.Floating real floating.  A record
  * agrees with the category (numrecords.c), and an answer that a record
  * could still change settles the dtype without one, so no answer given
- * ever changes (sw_relations_kinds_answered).  Nothing here
+ * ever changes.  sw_relations_read is the one read every answer of the
+ * relations (kinds, casts, weak scalars, lattices) makes.  Nothing here
  * runs Python code: kind names are compared by identity, then by their
  * characters (a str subclass's methods never run).
  */
@@ -169,12 +170,30 @@ sw_relations_assign_id(sw_state *st, sw_descriptor *d)
     return 0;
 }
 
-/* ---- kinds ----------------------------------------------------------------- */
+/* ---- the one read -------------------------------------------------------- */
+
+/* The kinds of a numeric record. */
+static unsigned int
+sw_relations_record_kinds(const sw_numeric_format *f)
+{
+    switch (f->kind) {
+    case SW_NUM_BOOL:
+        return SW_KINDS_BOOL;
+    case SW_NUM_INT:
+        return (f->is_signed ? SW_KINDS_SIGNED : SW_KINDS_UNSIGNED)
+               | SW_KINDS_INTEGRAL | SW_KINDS_NUMERIC;
+    case SW_NUM_FLOAT:
+        return SW_KINDS_REAL | SW_KINDS_NUMERIC;
+    case SW_NUM_COMPLEX:
+        return SW_KINDS_COMPLEX | SW_KINDS_NUMERIC;
+    }
+    return 0;
+}
 
 /* The kinds of `d` without a record (a category, a simple dtype without
  * one, a compound or block-scaled dtype): from its place in the
  * hierarchy. */
-unsigned int
+static unsigned int
 sw_relations_category_kinds(sw_state *st, sw_descriptor *d)
 {
     if (sw_descriptor_reaches(d, st->kind_categories[0])) {
@@ -186,60 +205,65 @@ sw_relations_category_kinds(sw_state *st, sw_descriptor *d)
     return 0;
 }
 
-/* The kinds of `d` for an answer about the kinds in `asked`.  A simple
- * dtype without a record answers from its category; where a record that
- * agrees with the category (numrecords.c) could answer otherwise -- the
- * signedness of an integer, any kind of a dtype under neither Integer nor
- * Floating -- the dtype is settled first: it never gets a record after,
- * so the answer stands.  Runs no Python code. */
-unsigned int
-sw_relations_kinds_answered(sw_state *st, sw_descriptor *d, unsigned int asked)
+/* What a record that agrees with the category kinds `kinds` could still
+ * change (SW_KINDS_* and SW_READ_RECORD bits): the signedness of an
+ * integer; nothing a 'float' record has anyway; any kind of a dtype under
+ * neither Integer nor Floating (a 'bool' or 'complex' record); and the
+ * record itself, always. */
+static unsigned int
+sw_relations_open(unsigned int kinds)
 {
-    unsigned int kinds = sw_relations_kinds_of(st, d), open;
-
-    if (d->kind != SW_KIND_SIMPLE || sw_numinfo_format_of(d) != NULL) {
-        return kinds;
-    }
     if (kinds & SW_KINDS_INTEGRAL) {
-        open = SW_KINDS_SIGNED | SW_KINDS_UNSIGNED;
-    }
-    else if (kinds & SW_KINDS_REAL) {
-        open = 0;               /* a 'float' record has the same kinds */
-    }
-    else {
-        open = SW_KINDS_BOOL | SW_KINDS_COMPLEX | SW_KINDS_NUMERIC;
-    }
-    if (asked & open) {
-        (void)sw_numrecords_settle(d);
-        kinds = sw_relations_kinds_of(st, d);   /* a record may have won */
-    }
-    return kinds;
-}
-
-/* Where `d` stands in numpy's order bool < unsigned < signed < real <
- * complex (an sw_rank): from its record, else its category (an integer
- * without a record counts as signed), else SW_RANK_NONE. */
-int
-sw_relations_rank(sw_state *st, sw_descriptor *d)
-{
-    unsigned int kinds = sw_relations_kinds_of(st, d);
-
-    if (kinds & SW_KINDS_COMPLEX) {
-        return SW_RANK_COMPLEX;
+        return SW_KINDS_SIGNED | SW_KINDS_UNSIGNED | SW_READ_RECORD;
     }
     if (kinds & SW_KINDS_REAL) {
-        return SW_RANK_REAL;
+        return SW_READ_RECORD;
     }
-    if (kinds & SW_KINDS_UNSIGNED) {
-        return SW_RANK_UNSIGNED;
+    return SW_KINDS_BOOL | SW_KINDS_COMPLEX | SW_KINDS_NUMERIC | SW_READ_RECORD;
+}
+
+/* The one read of what `d` means to the relations, for an answer that
+ * depends on `asked` (SW_KINDS_* bits, SW_READ_RECORD, SW_READ_SCALAR, or
+ * SW_READ_WORDING for a message).  A simple dtype without a record
+ * answers from its category; where a record that agrees with the category
+ * (numrecords.c) could answer otherwise, the dtype is settled first: it
+ * never gets a record after, so no answer derived from its lack of one
+ * ever changes.  Kinds the category fixes settle nothing, so a record can
+ * still come after them.  The bits outside `asked` are what the dtype
+ * means now, not for good.  Runs no Python code. */
+sw_relations_view
+sw_relations_read(sw_state *st, sw_descriptor *d, unsigned int asked)
+{
+    sw_relations_view v;
+    PyObject *numeric;
+
+    if (d->kind != SW_KIND_SIMPLE) {
+        v.kinds = sw_relations_category_kinds(st, d);
+        v.record = NULL;
+        v.fixed = 1;            /* only simple dtypes have records */
+        return v;
     }
-    if (kinds & SW_KINDS_INTEGRAL) {
-        return SW_RANK_SIGNED;
+    numeric = SW_LOAD_PTR(d->numeric);
+    if (numeric == NULL) {
+        v.kinds = sw_relations_category_kinds(st, d);
+        if (!(asked & sw_relations_open(v.kinds))) {
+            v.record = NULL;
+            v.fixed = 0;
+            return v;
+        }
+        (void)sw_numrecords_settle(d);
+        numeric = SW_LOAD_PTR(d->numeric);  /* a record may have come first */
     }
-    if (kinds & SW_KINDS_BOOL) {
-        return SW_RANK_BOOL;
+    v.fixed = 1;
+    if (numeric == Py_None) {
+        v.kinds = sw_relations_category_kinds(st, d);
+        v.record = NULL;
     }
-    return SW_RANK_NONE;
+    else {
+        v.record = &((sw_numinfo *)numeric)->fmt;
+        v.kinds = sw_relations_record_kinds(v.record);
+    }
+    return v;
 }
 
 /* The SW_KINDS_* bit of the kind name `name` (any str), or 0 when it is
@@ -273,7 +297,7 @@ sw_relations_is_one(sw_state *st, sw_descriptor *d, PyObject *kind)
             }
             return -1;
         }
-        return (sw_relations_kinds_answered(st, d, bit) & bit) != 0;
+        return (sw_relations_read(st, d, bit).kinds & bit) != 0;
     }
     if (Py_IS_TYPE((PyObject *)Py_TYPE(kind), st->meta_type)) {
         k = sw_relations_arg(st, kind, "isdtype", "kind");
@@ -312,7 +336,7 @@ sw_relations_isdtype(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                                             SW_KINDS_COUNT);
         if (i >= 0) {
             unsigned int bit = 1u << (i - SW_RELNAME_KIND);
-            return Py_NewRef(sw_relations_kinds_answered(st, d, bit) & bit
+            return Py_NewRef(sw_relations_read(st, d, bit).kinds & bit
                              ? Py_True : Py_False);
         }
     }

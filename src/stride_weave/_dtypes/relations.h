@@ -128,52 +128,71 @@ sw_relations_match_identity(sw_state *st, PyObject *name, int first, int count)
 int sw_relations_init(PyObject *module, sw_state *st);
 int sw_relations_assign_id(sw_state *st, sw_descriptor *d);
 extern PyMethodDef sw_relations_methods[];
-unsigned int sw_relations_category_kinds(sw_state *st, sw_descriptor *d);
-int sw_relations_rank(sw_state *st, sw_descriptor *d);
 
-/* The kinds of a numeric record. */
-static inline unsigned int
-sw_relations_record_kinds(const sw_numeric_format *f)
+/* ---- the one read of what a dtype means (relations.c) ---------------------- */
+
+/* Every answer of the relations about a dtype (its kinds, a cast, the
+ * kind of Python scalar it takes, a lattice's admission and lossless
+ * checks, a scalar default's kind) reads the dtype through
+ * sw_relations_read, saying what the answer depends on: SW_KINDS_* bits,
+ * or these. */
+#define SW_READ_RECORD (1u << 7)    /* the record itself: which values the
+                                       dtype has (casts, lossless edges, the
+                                       default lattice's admission) */
+#define SW_READ_SCALAR (SW_KINDS_BOOL | SW_KINDS_INTEGRAL | SW_KINDS_REAL \
+                        | SW_KINDS_COMPLEX)     /* the kind of Python scalar
+                                                   it takes (bool, int,
+                                                   float, complex) */
+#define SW_READ_WORDING 0u          /* only a message's wording: settles
+                                       nothing, so it must decide no answer */
+
+/* What the relations read of a dtype. */
+typedef struct {
+    unsigned int kinds;                 /* SW_KINDS_*: from the record, else
+                                           the category */
+    const sw_numeric_format *record;    /* borrowed (a record is never
+                                           replaced), or NULL */
+    int fixed;                          /* 1 when neither can change: it
+                                           has a record, can never have one
+                                           (not a simple dtype), or was
+                                           settled without one */
+} sw_relations_view;
+
+sw_relations_view sw_relations_read(sw_state *st, sw_descriptor *d,
+                                    unsigned int asked);
+
+/* Where kinds `kinds` stand in numpy's order bool < unsigned < signed <
+ * real < complex (an sw_rank); integral without a sign counts as signed. */
+static inline int
+sw_relations_rank(unsigned int kinds)
 {
-    switch (f->kind) {
-    case SW_NUM_BOOL:
-        return SW_KINDS_BOOL;
-    case SW_NUM_INT:
-        return (f->is_signed ? SW_KINDS_SIGNED : SW_KINDS_UNSIGNED)
-               | SW_KINDS_INTEGRAL | SW_KINDS_NUMERIC;
-    case SW_NUM_FLOAT:
-        return SW_KINDS_REAL | SW_KINDS_NUMERIC;
-    case SW_NUM_COMPLEX:
-        return SW_KINDS_COMPLEX | SW_KINDS_NUMERIC;
+    if (kinds & SW_KINDS_COMPLEX) {
+        return SW_RANK_COMPLEX;
     }
-    return 0;
+    if (kinds & SW_KINDS_REAL) {
+        return SW_RANK_REAL;
+    }
+    if (kinds & SW_KINDS_UNSIGNED) {
+        return SW_RANK_UNSIGNED;
+    }
+    if (kinds & SW_KINDS_INTEGRAL) {
+        return SW_RANK_SIGNED;
+    }
+    if (kinds & SW_KINDS_BOOL) {
+        return SW_RANK_BOOL;
+    }
+    return SW_RANK_NONE;
 }
-
-/* Every Array API kind `d` belongs to, as SW_KINDS_* bits: from its
- * record where it has one, else from its category.  Runs no Python
- * code. */
-static inline unsigned int
-sw_relations_kinds_of(sw_state *st, sw_descriptor *d)
-{
-    const sw_numeric_format *f =
-        d->kind == SW_KIND_SIMPLE ? sw_numinfo_format_of(d) : NULL;
-
-    return f != NULL ? sw_relations_record_kinds(f)
-                     : sw_relations_category_kinds(st, d);
-}
-
-unsigned int sw_relations_kinds_answered(sw_state *st, sw_descriptor *d,
-                                         unsigned int asked);
 
 /* ---- casting (casting.c) --------------------------------------------------- */
 
-int sw_casting_formats_safe(const sw_numeric_format *from,
-                            const sw_numeric_format *to);
+/* Whether `from` may be cast to `to` at level `casting` (an sw_casting):
+ * 1 or 0, read through sw_relations_read with `asked` (SW_READ_RECORD for
+ * an answer, which settles a dtype that an answer from its missing record
+ * could otherwise change; SW_READ_WORDING for a message).  Safe answers
+ * between dtypes with records are remembered.  Runs no Python code. */
 int sw_casting_can(sw_state *st, sw_descriptor *from, sw_descriptor *to,
-                   int casting);
-int sw_casting_safe_cached(sw_state *st, sw_descriptor *from, sw_descriptor *to);
-int sw_casting_answer(sw_state *st, sw_descriptor *from, sw_descriptor *to,
-                      int casting);
+                   int casting, unsigned int asked);
 extern PyMethodDef sw_casting_methods[];
 
 /* ---- lattices (lattice.c) -------------------------------------------------- */
@@ -207,7 +226,13 @@ typedef struct sw_lattice {
     uint16_t *covers;           /* the Hasse diagram: cover_count (lower,
                                    upper) index pairs, in dtype order */
     PyObject *scalar_defaults[SW_SCALAR_COUNT];     /* strong, or NULL */
+    PyObject *undefined;        /* strong: a tuple of (a, b) tuples kept
+                                   undefined (no dtype may be above both) */
     int is_default;             /* a snapshot of the default lattice */
+    int lossy;                  /* some edge was declared lossy=True */
+    int mixed_scalars;          /* a Python scalar of a kind above the
+                                   operands' promotes them to its kind's
+                                   scalar default */
     struct sw_lattice *retired_next;    /* not a reference: the next one on
                                            the state's stack of retired
                                            default lattices (promotion.c) */
@@ -243,11 +268,26 @@ sw_lattice_join(sw_lattice *lat, sw_descriptor *a, sw_descriptor *b)
     return k == SW_LATTICE_NONE ? NULL : lat->dtypes[k];
 }
 
+/* How a lattice is built from its base (sw_lattice_build). */
+typedef struct {
+    int lossy;                  /* the new edges need not be safe casts */
+    int is_default;             /* a snapshot of the default lattice */
+    PyObject *const *scalar_defaults;   /* SW_SCALAR_COUNT borrowed dtypes,
+                                           NULL entries keeping the base's;
+                                           or NULL */
+    int mixed_scalars;          /* 0 or 1; -1 keeps the base's */
+    PyObject *undefined;        /* a tuple of (a, b) tuples to keep
+                                   undefined besides the base's, or NULL */
+    PyObject *order;            /* a tuple of the dtypes to place first, in
+                                   that order (a lattice loaded from a
+                                   pickle keeps its order), or NULL */
+} sw_lattice_options;
+
 /* A new lattice: `base` (or nothing) plus `edges`, a tuple of (lower,
  * upper) tuples, checked as `func` (see lattice.c). */
 sw_lattice *sw_lattice_build(sw_state *st, sw_lattice *base, PyObject *edges,
-                             int lossy, int is_default,
-                             PyObject *const *scalar_defaults, const char *func);
+                             const sw_lattice_options *options,
+                             const char *func);
 PyObject *sw_lattice_edges_arg(PyObject *edges, const char *func);
 
 /* ---- promotion (promotion.c) ----------------------------------------------- */
@@ -256,7 +296,8 @@ int sw_promotion_init(PyObject *module, sw_state *st);
 void sw_promotion_fini(sw_state *st);
 sw_lattice *sw_promotion_default(sw_state *st);
 extern PyMethodDef sw_promotion_methods[];
-const char *sw_promotion_exclusion(sw_state *st, sw_descriptor *d);
+const char *sw_promotion_exclusion(sw_state *st, sw_descriptor *d,
+                                   unsigned int asked);
 PyObject *sw_promotion_promote(sw_state *st, sw_lattice *lat, PyObject *a,
                                PyObject *b, const char *func);
 PyObject *sw_promotion_result_type(sw_state *st, sw_lattice *lat,

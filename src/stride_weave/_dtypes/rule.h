@@ -20,7 +20,8 @@ typedef struct {
 typedef struct {
     sw_rule rule;
     PyObject *level;    /* exact int >= 0: the adjacent edge */
-    PyObject *extent;   /* exact int > 0, or Whole */
+    PyObject *extent;   /* exact int > 0, exact tuple of exact ints >= 2
+                           (an N-D block, see level.c), or Whole */
 } sw_level_extent;
 
 /* rule.c */

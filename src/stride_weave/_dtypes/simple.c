@@ -80,14 +80,14 @@ sw_simple_init(PyObject *self, PyObject *args, PyObject *kwds)
         || sw_construct_set_common(st, d, exact, supertype) < 0) {
         goto error;
     }
-    Py_XSETREF(d->bits, width);
-    width = NULL;
     if (record != NULL && record != Py_None
-        && sw_numrecords_attach_new(st, d, record, SW_SIMPLE_INIT) < 0) {
+        && sw_numrecords_attach_new(st, d, exact, width, record,
+                                    SW_SIMPLE_INIT) < 0) {
         goto error;
     }
+    sw_construct_initialized(d, exact, width);
     Py_DECREF(exact);
-    SW_STORE_FLAG(d->initialized, 1);
+    Py_DECREF(width);
     return 0;
 
 error:
@@ -117,26 +117,38 @@ sw_simple_contract(sw_state *st, sw_descriptor *d)
     return result;
 }
 
+/* bits: a fixed attribute (descriptor.h); `closure` is its member. */
 static PyObject *
-sw_simple_get_bits(PyObject *self, void *Py_UNUSED(closure))
+sw_simple_get_bits(PyObject *self, void *closure)
 {
     sw_descriptor *d = sw_descriptor_of_kind(self, SW_KIND_SIMPLE,
                                              "SimpleDType.bits");
 
-    return d ? Py_NewRef(d->bits) : NULL;
+    return d ? sw_descriptor_read_fixed(d, closure) : NULL;
 }
 
+#define SW_BITS_DOC "The exact encoding width in bits (an int)."
+
+static PyMemberDef sw_simple_bits_member = {
+    "bits", Py_T_OBJECT_EX, offsetof(sw_descriptor, bits), Py_READONLY,
+    PyDoc_STR(SW_BITS_DOC),
+};
+
+static PyGetSetDef sw_simple_fixed[] = {
+    {"bits", sw_simple_get_bits, NULL, PyDoc_STR(SW_BITS_DOC),
+     &sw_simple_bits_member},
+    {NULL, NULL, NULL, NULL, NULL},
+};
 
 static PyGetSetDef sw_simple_getset[] = {
-    {"bits", sw_simple_get_bits, NULL,
-     PyDoc_STR("The exact encoding width in bits (an int)."), NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static int
 sw_simple_has_fields(sw_descriptor *d)
 {
-    return d->bits != NULL;
+    /* Read as its rejection writes it (another thread may reject d). */
+    return SW_LOAD_PTR(d->bits) != NULL;
 }
 
 /* The C type that carries SimpleDType's __init__ as a tp_init slot, so that
@@ -170,11 +182,19 @@ const sw_kind_def sw_simple_kind = {
     .label = "simple",
     .doc = "A simple dtype: one fixed-width scalar encoding beneath a "
            "category. Being simple classifies the encoding; it does not "
-           "imply that any carrier can store or execute it.",
+           "imply that any carrier can store or execute it.\n\n"
+           "Give what its bits mean at construction, with the keyword "
+           "numeric_info (a stride_weave.numerics.NumericInfo, such as "
+           "NumericInfo.floating(...)): "
+           "SimpleDType(name, bits=8, supertype=DType.Floating, "
+           "numeric_info=record). The dtype is then registered with its "
+           "record, so numerics.finfo, can_cast, isdtype and interop read it "
+           "and no code ever sees the dtype without it.",
     .abstract = 0,
     .unique_by_structure = NULL,
     .init_spec = &sw_simple_init_spec,
     .getsets = sw_simple_getset,
+    .fixed = sw_simple_fixed,
     .contract = sw_simple_contract,
     .has_fields = sw_simple_has_fields,
 };

@@ -88,6 +88,7 @@ typedef struct sw_state {
     PyTypeObject *level_type;       /* Level */
     PyTypeObject *symbolic_type;    /* SymbolicBits */
     PyTypeObject *numinfo_type;     /* NumericInfo (numinfo.c) */
+    PyTypeObject *dlpack_view_type; /* _DLPackView (dlpack.c) */
     PyObject *whole;                /* the Whole singleton */
     PyObject *reconstruct;          /* _reconstruct, the pickle entry point */
     PyObject *import_policy;        /* which modules _reconstruct may import:
@@ -111,6 +112,8 @@ typedef struct sw_state {
     PyObject *idents[SW_IDENT_COUNT];   /* interned names (sw_ident) */
     /* Kinds, casting and promotion (relations.h). */
     PyTypeObject *lattice_type;     /* PromotionLattice */
+    PyObject *lattice_reconstruct;  /* _reconstruct_lattice, the lattices'
+                                       pickle entry point (lattice.c) */
     PyObject *promotion_error;      /* PromotionError, a TypeError */
     PyObject *default_lattice;      /* the current default lattice, swapped
                                        atomically (promotion.c) */

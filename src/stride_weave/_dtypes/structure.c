@@ -11,6 +11,7 @@
 #include "descriptor.h"
 #include "privtable.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 /* ---- encoding extension values ------------------------------------------ */
@@ -51,6 +52,34 @@ sw_structure_encode_int(PyObject *value)
     }
     result = PyUnicode_FromFormat("int:%U", digits);
     Py_DECREF(digits);
+    return result;
+}
+
+/* A Level's block or a LevelExtent's extent (new ref): "whole" for
+ * Whole, "int:<n>" for an int, a tuple of "int:<n>" for an N-D block.
+ * `block` is Whole, an exact int, or an exact tuple of exact ints. */
+PyObject *
+sw_structure_encode_block(sw_state *st, PyObject *block)
+{
+    Py_ssize_t i, n;
+    PyObject *result;
+
+    if (block == st->whole) {
+        return Py_NewRef(st->labels[SW_LABEL_WHOLE]);
+    }
+    if (!PyTuple_CheckExact(block)) {
+        return sw_structure_encode_int(block);
+    }
+    n = PyTuple_GET_SIZE(block);
+    result = PyTuple_New(n);
+    for (i = 0; result != NULL && i < n; i++) {
+        PyObject *item = sw_structure_encode_int(PyTuple_GET_ITEM(block, i));
+        if (item == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyTuple_SET_ITEM(result, i, item);
+    }
     return result;
 }
 
@@ -210,14 +239,206 @@ sw_structure_ref(sw_state *st, sw_descriptor *d)
 
 /* ---- describing and comparing ---------------------------------------------- */
 
+/* The longest tuple of ints a message spells out item by item. */
+#define SW_DESCRIBE_INTS_MAX 16
+
+/* Is `leaf` an "int:<n>" leaf? */
+static int
+sw_structure_is_int_leaf(PyObject *leaf)
+{
+    return PyUnicode_CheckExact(leaf) && PyUnicode_GET_LENGTH(leaf) >= 5
+           && PyUnicode_READ_CHAR(leaf, 0) == 'i'
+           && PyUnicode_READ_CHAR(leaf, 1) == 'n'
+           && PyUnicode_READ_CHAR(leaf, 2) == 't'
+           && PyUnicode_READ_CHAR(leaf, 3) == ':';
+}
+
+/* "(a, b)" for a tuple of str parts, "(a,)" for one (new ref); takes
+ * `parts` (a new reference, or NULL with an exception set). */
+static PyObject *
+sw_structure_parts_text(PyObject *parts)
+{
+    PyObject *sep, *joined, *result;
+    Py_ssize_t n;
+
+    if (parts == NULL) {
+        return NULL;
+    }
+    n = PyTuple_GET_SIZE(parts);
+    sep = PyUnicode_FromString(", ");
+    joined = sep == NULL ? NULL : PyUnicode_Join(sep, parts);
+    Py_XDECREF(sep);
+    Py_DECREF(parts);
+    if (joined == NULL) {
+        return NULL;
+    }
+    result = PyUnicode_FromFormat("(%U%s)", joined, n == 1 ? "," : "");
+    Py_DECREF(joined);
+    return result;
+}
+
+/* "(16, 16)" for a tuple of "int:" leaves, "(32,)" for one (new ref). */
+static PyObject *
+sw_structure_ints_text(PyObject *leaves)
+{
+    Py_ssize_t i, n = PyTuple_GET_SIZE(leaves);
+    PyObject *parts = PyTuple_New(n);
+
+    for (i = 0; parts != NULL && i < n; i++) {
+        PyObject *leaf = PyTuple_GET_ITEM(leaves, i);
+        PyObject *payload = PyUnicode_Substring(leaf, 4, PyUnicode_GET_LENGTH(leaf));
+        if (payload == NULL) {
+            Py_CLEAR(parts);
+            break;
+        }
+        PyTuple_SET_ITEM(parts, i, payload);
+    }
+    return sw_structure_parts_text(parts);
+}
+
+/* A block that is not Whole (an exact int, or an exact tuple of exact
+ * ints) as messages show it: "32", "(16, 16)", with ints beyond 64 bits in
+ * hex as the structure encodes them, so no size hits the int-to-decimal
+ * digit limit (new ref). */
+PyObject *
+sw_structure_block_text(PyObject *block)
+{
+    PyObject *encoded, *text;
+
+    if (PyTuple_CheckExact(block)) {
+        Py_ssize_t i, n = PyTuple_GET_SIZE(block);
+
+        encoded = PyTuple_New(n);
+        for (i = 0; encoded != NULL && i < n; i++) {
+            PyObject *leaf = sw_structure_encode_int(PyTuple_GET_ITEM(block, i));
+            if (leaf == NULL) {
+                Py_CLEAR(encoded);
+                break;
+            }
+            PyTuple_SET_ITEM(encoded, i, leaf);
+        }
+        text = encoded == NULL ? NULL : sw_structure_ints_text(encoded);
+    }
+    else {
+        encoded = sw_structure_encode_int(block);
+        text = encoded == NULL ? NULL
+             : PyUnicode_Substring(encoded, 4, PyUnicode_GET_LENGTH(encoded));
+    }
+    Py_XDECREF(encoded);
+    return text;
+}
+
+/* `value`, an argument or a pickle's item that a refusal shows, as text
+ * (new ref), running no code of it: an exact int in decimal, or in hex
+ * where the int-to-decimal digit limit refuses decimal (a message must not
+ * fail for the size of what it shows); an exact str, float, bool or None
+ * as its repr; an exact tuple of those item by item; anything else (a
+ * subclass, whose methods are user code) as "an object of type <name>". */
+PyObject *
+sw_structure_value_text(PyObject *value)
+{
+    if (PyLong_CheckExact(value)) {
+        PyObject *text = PyObject_Repr(value);
+
+        /* Only the digit limit refuses an exact int's decimal with a
+         * ValueError (a MemoryError propagates). */
+        if (text == NULL && PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+            text = PyNumber_ToBase(value, 16);
+        }
+        return text;
+    }
+    if (PyUnicode_CheckExact(value) || PyFloat_CheckExact(value)
+        || PyBool_Check(value) || value == Py_None) {
+        return PyObject_Repr(value);
+    }
+    if (PyTuple_CheckExact(value)) {
+        Py_ssize_t i, n = PyTuple_GET_SIZE(value);
+        PyObject *items;
+
+        if (Py_EnterRecursiveCall(" while showing a value")) {
+            return NULL;
+        }
+        items = PyTuple_New(n);
+        for (i = 0; items != NULL && i < n; i++) {
+            PyObject *item = sw_structure_value_text(PyTuple_GET_ITEM(value, i));
+            if (item == NULL) {
+                Py_CLEAR(items);
+                break;
+            }
+            PyTuple_SET_ITEM(items, i, item);
+        }
+        Py_LeaveRecursiveCall();
+        return sw_structure_parts_text(items);
+    }
+    return PyUnicode_FromFormat("an object of type %.200s", Py_TYPE(value)->tp_name);
+}
+
+/* Raise `exc`: the text of `format` (PyUnicode_FromFormat's) followed by
+ * `value` as sw_structure_value_text shows it, so a refusal runs no code
+ * of the argument it names (a subclass's __repr__) and shows an int of any
+ * size.  Returns -1. */
+int
+sw_structure_refuse(PyObject *exc, PyObject *value, const char *format, ...)
+{
+    PyObject *text, *shown;
+    va_list vargs;
+
+    va_start(vargs, format);
+    text = PyUnicode_FromFormatV(format, vargs);
+    va_end(vargs);
+    shown = text != NULL ? sw_structure_value_text(value) : NULL;
+    if (shown != NULL) {
+        PyErr_Format(exc, "%U%U", text, shown);
+    }
+    Py_XDECREF(text);
+    Py_XDECREF(shown);
+    return -1;
+}
+
+/* "(16, 16) (tuple)" for a short, non-empty tuple of "int:" leaves (an
+ * N-D block), NULL without an exception for any other object. */
+static PyObject *
+sw_structure_describe_ints(PyObject *leaf)
+{
+    Py_ssize_t i, n;
+    PyObject *ints, *result;
+
+    if (!PyTuple_CheckExact(leaf)) {
+        return NULL;
+    }
+    n = PyTuple_GET_SIZE(leaf);
+    if (n == 0 || n > SW_DESCRIBE_INTS_MAX) {
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (!sw_structure_is_int_leaf(PyTuple_GET_ITEM(leaf, i))) {
+            return NULL;
+        }
+    }
+    ints = sw_structure_ints_text(leaf);
+    if (ints == NULL) {
+        return NULL;
+    }
+    result = PyUnicode_FromFormat("%U (tuple)", ints);
+    Py_DECREF(ints);
+    return result;
+}
+
 /* A readable form of one leaf of a structure, never running user code:
- * "int:32" -> "32 (int)"; a non-str object -> "<object of type list>". */
+ * "int:32" -> "32 (int)"; ("int:16", "int:16") -> "(16, 16) (tuple)"; a
+ * non-str object -> "<object of type list>". */
 PyObject *
 sw_structure_describe_leaf(PyObject *leaf)
 {
     Py_ssize_t colon;
 
     if (PyTuple_CheckExact(leaf)) {
+        PyObject *ints = sw_structure_describe_ints(leaf);
+
+        if (ints != NULL || PyErr_Occurred()) {
+            return ints;
+        }
         return PyUnicode_FromFormat("a tuple of %zd items",
                                     PyTuple_GET_SIZE(leaf));
     }
@@ -390,13 +611,19 @@ sw_structure_diff_message(sw_path *path, PyObject *ours, PyObject *theirs)
             "now describe hierarchy relationships only", where);
         goto done;
     }
-    if (PyTuple_CheckExact(ours) && PyTuple_CheckExact(theirs)) {
+    mine = sw_structure_describe_ints(ours);
+    if (mine == NULL && PyErr_Occurred()) {
+        goto done;
+    }
+    if (mine == NULL && PyTuple_CheckExact(ours) && PyTuple_CheckExact(theirs)) {
         result = PyUnicode_FromFormat(
             "at %U: registered has %zd fields, %s has %zd", where,
             PyTuple_GET_SIZE(ours), path->theirs, PyTuple_GET_SIZE(theirs));
         goto done;
     }
-    mine = sw_structure_describe_leaf(ours);
+    if (mine == NULL) {
+        mine = sw_structure_describe_leaf(ours);
+    }
     other = sw_structure_describe_leaf(theirs);
     if (mine != NULL && other != NULL) {
         result = PyUnicode_FromFormat("at %U: registered %U, %s has %U",
@@ -408,6 +635,22 @@ done:
     Py_XDECREF(other);
     return result;
 }
+
+/* Is the path at the value of a Level's ("block", <value>) field?  Only
+ * a Level has an untagged "block" label (extension values are tagged). */
+static int
+sw_structure_at_block(sw_path *path)
+{
+    PyObject *label;
+
+    if (path->depth < 1 || path->depth > SW_MAX_PATH) {
+        return 0;
+    }
+    label = path->steps[path->depth - 1].label;
+    return label != NULL && PyUnicode_CompareWithASCIIString(label, "block") == 0;
+}
+
+static int sw_structure_equal(PyObject *ours, PyObject *theirs, int depth);
 
 /* One exact tuple of `ours` being compared with its counterpart. */
 typedef struct {
@@ -445,6 +688,14 @@ sw_structure_diff_walk(PyObject *ours, PyObject *theirs, sw_path *path,
                 }
             }
             if (eq != 0) {
+                *message = sw_structure_diff_message(path, ours, theirs);
+                status = *message ? 1 : -1;
+                break;
+            }
+        }
+        else if (sw_structure_at_block(path)) {
+            /* An N-D block is one value: compared, and shown, whole. */
+            if (!sw_structure_equal(ours, theirs, 1)) {
                 *message = sw_structure_diff_message(path, ours, theirs);
                 status = *message ? 1 : -1;
                 break;

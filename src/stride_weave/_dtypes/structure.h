@@ -40,6 +40,10 @@ PyObject *sw_structure_encode_extension(struct sw_state *st, PyObject *ext,
 int sw_structure_labels_init(struct sw_state *st);
 PyObject *sw_structure_ref(struct sw_state *st, struct sw_descriptor *d);
 PyObject *sw_structure_encode_int(PyObject *value);
+PyObject *sw_structure_encode_block(struct sw_state *st, PyObject *block);
+PyObject *sw_structure_block_text(PyObject *block);
+PyObject *sw_structure_value_text(PyObject *value);
+int sw_structure_refuse(PyObject *exc, PyObject *value, const char *format, ...);
 PyObject *sw_structure_field(struct sw_state *st, sw_label label, PyObject *value);
 PyObject *sw_structure_describe_leaf(PyObject *leaf);
 PyObject *sw_structure_diff(PyObject *ours, PyObject *theirs);

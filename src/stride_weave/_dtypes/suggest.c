@@ -1,9 +1,11 @@
 /* suggest.c: the names a lookup miss suggests ("did you mean 'Float32'?").
  *
  * Owns the choice of the close names among candidates offered one at a
- * time (sw_suggest_offer): the names equal to the query ignoring case,
- * first offered first; else the names whose similarity ratio reaches 0.6,
- * best first.  The ratio is difflib's: a port of
+ * time (sw_suggest_offer): the name the query is another library's name
+ * for (aliases.c: "float8_e4m3fn" is E4M3), when it is offered, and the
+ * names equal to the query ignoring case, first offered first (the
+ * foreign name's descriptor before them); else the names whose
+ * similarity ratio reaches 0.6, best first.  The ratio is difflib's: a port of
  * SequenceMatcher(None, candidate, query).ratio() (2 * matched / total
  * length, the matched characters those of the longest-match recursion of
  * get_matching_blocks, with its "popular element" heuristic for a query
@@ -60,6 +62,7 @@ sw_suggest_start(sw_suggest *s, PyObject *query)
     memset(s, 0, sizeof(*s));
     s->query = query;
     s->qlen = n;
+    s->alias = sw_alias_of(query);
     if (n > SW_SUGGEST_MAX_LENGTH) {
         return;     /* nothing is close to it (sw_suggest_offer checks) */
     }
@@ -230,6 +233,12 @@ sw_suggest_offer(sw_suggest *s, PyObject *candidate)
         || PyUnicode_GET_LENGTH(candidate) > SW_SUGGEST_MAX_LENGTH) {
         return;
     }
+    /* (comparing an exact str with ASCII text runs no code, cannot fail) */
+    if (s->alias != NULL && s->alias_found == NULL
+        && PyUnicode_CompareWithASCIIString(candidate, s->alias) == 0) {
+        s->alias_found = candidate;
+        return;
+    }
     sw_suggest_text_of(&t, candidate);
     for (i = 0; i < t.len; i++) {
         c[i] = SW_SUGGEST_AT(&t, i);
@@ -247,7 +256,8 @@ sw_suggest_offer(sw_suggest *s, PyObject *candidate)
         }
         return;
     }
-    if (s->nsame > 0 || !sw_suggest_may_be_close(s, c, t.len)) {
+    if (s->nsame > 0 || s->alias_found != NULL
+        || !sw_suggest_may_be_close(s, c, t.len)) {
         return;     /* a case-insensitive match outranks any close name */
     }
     matched = sw_suggest_matched(s, c, t.len);
@@ -280,10 +290,16 @@ sw_suggest_offer(sw_suggest *s, PyObject *candidate)
 Py_ssize_t
 sw_suggest_finish(sw_suggest *s, PyObject **out)
 {
-    Py_ssize_t i, n = s->nsame > 0 ? s->nsame : s->nclose;
+    Py_ssize_t i, k = 0, n = s->nsame > 0 ? s->nsame : s->nclose;
 
-    for (i = 0; i < n; i++) {
-        out[i] = Py_NewRef(s->nsame > 0 ? s->same[i] : s->close[i].name);
+    /* The foreign name's descriptor ranks as a name equal ignoring case:
+     * before them, and close names are then not suggested. */
+    if (s->alias_found != NULL) {
+        out[k++] = Py_NewRef(s->alias_found);
+        n = s->nsame;
     }
-    return n;
+    for (i = 0; i < n && k < SW_SUGGEST_COUNT; i++) {
+        out[k++] = Py_NewRef(s->nsame > 0 ? s->same[i] : s->close[i].name);
+    }
+    return k;
 }
