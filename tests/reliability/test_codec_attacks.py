@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from support import child_report
-from support.child import assert_clean_exit, run_child
+from support.child import assert_clean_exit, fork_unsafe_runtime, run_child
 from support import codec_kernels as kernels
 import _hostile_ops as hostile
 from stride_weave import _dtypes, codecs
@@ -350,6 +350,8 @@ def test_failed_allocations_in_codec_calls_give_the_result_or_memory_error():
 # ---- threads, fork, signals ----------------------------------------------------------------
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+@pytest.mark.skipif(fork_unsafe_runtime() is not None,
+                    reason=str(fork_unsafe_runtime()))
 def test_fork_while_a_threaded_call_runs_leaves_a_working_child():
     # Worker threads live for one call: a child forked while they run has
     # none, holds no lock of theirs, and runs codec calls of its own.

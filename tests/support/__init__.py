@@ -10,7 +10,8 @@ without pytest.
   `assert_unregistered`; `new_class`, a class builder; `walk_leaves`, the
   leaves of a structure; `race`, functions started together on threads;
 * `support.child`: running code in a fresh interpreter (`run_python`,
-  `run_child`, `child_report`, `child_env`, `assert_exited`), and one test
+  `run_child`, `child_report`, `child_env`, `assert_exited`,
+  `fork_unsafe_runtime`), and one test
   on its own (`run_test_in_fresh_interpreter`, behind the
   ``fresh_interpreter`` marker of tests/conftest.py);
 * `support.defs`: definitions shared by the tests and the processes they

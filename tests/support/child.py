@@ -44,6 +44,28 @@ def child_env(*dirs, drop=DROPPED):
     return env
 
 
+def fork_unsafe_runtime():
+    """Why ``os.fork()`` with other threads running cannot be tested in this
+    process, or None when it can.
+
+    AddressSanitizer's runtime (gcc's libasan up to at least gcc 12) takes no
+    lock of its own allocator around ``fork()``: a child forked while
+    another thread holds one of the allocator's size-class locks blocks
+    forever on its first ``malloc`` of that size, in the runtime, before
+    any code of the package runs.  Under such a runtime a test of "fork
+    while threads run" measures the sanitizer, not the package."""
+    import ctypes
+    try:
+        process = ctypes.CDLL(None)
+    except OSError:
+        return None
+    if hasattr(process, "__asan_init"):
+        return ("the AddressSanitizer runtime loaded in this process does not "
+                "make its allocator fork-safe: a child forked while another "
+                "thread allocates can block inside the runtime's malloc")
+    return None
+
+
 def run_python(args, *, env=None, cwd=None, input=None, timeout=CHILD_TIMEOUT):
     """Run ``sys.executable`` with ``args``; return the CompletedProcess
     with stdout and stderr decoded as UTF-8 (what Python children write).
