@@ -705,6 +705,22 @@ sw_block_float_clamp(const uint64_t *restrict amax, float *restrict sc, size_t n
     }
 }
 
+/* Each block's code, exponent (0) and reciprocal num / dec of the value
+ * its code holds. */
+SW_CODEC_HOT static void
+sw_block_float_recips(const float *restrict dec, const uint32_t *restrict codes,
+                      uint64_t mask, float num, uint64_t *restrict code,
+                      float *restrict recip, int32_t *restrict se, size_t n)
+{
+    size_t q;
+
+    for (q = 0; q < n; q++) {
+        code[q] = codes[q] & mask;
+        recip[q] = num / dec[q];
+        se[q] = 0;
+    }
+}
+
 static void
 sw_block_float_scales(const sw_block_call *c, const sw_block_work *w, size_t nb)
 {
@@ -726,13 +742,20 @@ sw_block_float_scales(const sw_block_call *c, const sw_block_work *w, size_t nb)
         else {
             sw_codec_general_run(s, &ss->so, SW_FLOAT32, sc, codes, 4, m, 0, 0);
         }
-        for (q = 0; q < m; q++) {
-            float dec = s->bits <= 8 ? c->svalues[codes[q] & 0xFF]
-                                     : (float)sw_codec_decode_double(s, codes[q]);
-            w->code[i + q] = codes[q] & s->mask;
-            w->recip[i + q] = b->whole ? inv_g / dec : 1.0f / dec;
-            w->se[i + q] = 0;
+        /* the value each code holds, then the reciprocals in one
+         * (vectorized) pass */
+        if (s->bits <= 8) {
+            for (q = 0; q < m; q++) {
+                sc[q] = c->svalues[codes[q] & 0xFF];
+            }
         }
+        else {
+            for (q = 0; q < m; q++) {
+                sc[q] = (float)sw_codec_decode_double(s, codes[q]);
+            }
+        }
+        sw_block_float_recips(sc, codes, s->mask, b->whole ? inv_g : 1.0f,
+                              w->code + i, w->recip + i, w->se + i, m);
     }
     (void)ssize;
 }
@@ -901,36 +924,64 @@ sw_block_spread(const uint32_t *v, size_t first, size_t blk, uint32_t *lanes, si
     }
 }
 
-/* The blocks a chunk of a row, [i, i + m), overlaps: each one's exponent
- * (or reciprocal) into se[] / recip[], and whether the fast kernel takes
- * them all: 1, or 2 when a non-finite block is among them (its elements
- * are fixed up after), 0 when the chunk must go block by block. */
-static int
-sw_block_chunk_blocks(const sw_block_call *c, const sw_block_work *w, size_t base,
-                      const sw_block_unit *u, size_t i, size_t m, int32_t *se,
-                      float *recip, int32_t *lo, int32_t *hi)
+/* The exponents of n blocks into out[], a non-finite block's (INT32_MIN)
+ * as `stand_in`, their smallest and largest; returns 1 when a non-finite
+ * block is among them. */
+SW_CODEC_HOT static int
+sw_block_exponents(const int32_t *restrict se, size_t n, int32_t stand_in,
+                   int32_t *restrict out, int32_t *lo, int32_t *hi)
 {
-    const sw_block_geom *g = &c->geom;
-    size_t j, j1 = (i + m - 1) / g->blk + 1, b = 0;
-    int ok = c->esize == 1 && c->k32.kernel != SW_KERNEL_NONE, any = 0;
+    int32_t a = INT32_MAX, z = INT32_MIN;
+    int any = 0;
+    size_t t;
 
-    *lo = INT32_MAX;
-    *hi = INT32_MIN;
-    for (j = i / g->blk; j < j1; j++, b++) {
-        size_t q = base + (j - u->j0);
-        int32_t v = w->se[q];
-        if (v == INT32_MIN) {
-            v = c->b->pow2 ? c->k32.se_lo : 0;
-            any = 1;
-        }
-        ok &= c->b->pow2 ? sw_codec_plan_takes(&c->k32, v)
-                         : sw_codec_plan_takes(&c->k32, 0);
-        se[b] = v;
-        recip[b] = w->recip[q];
-        *lo = v < *lo ? v : *lo;
-        *hi = v > *hi ? v : *hi;
+    for (t = 0; t < n; t++) {
+        int32_t v = se[t] == INT32_MIN ? stand_in : se[t];
+        any |= se[t] == INT32_MIN;
+        out[t] = v;
+        a = v < a ? v : a;
+        z = v > z ? v : z;
     }
-    return ok ? 1 + any : 0;
+    *lo = a;
+    *hi = z;
+    return any;
+}
+
+/* 1 when one of n blocks is non-finite (its exponent INT32_MIN). */
+SW_CODEC_HOT static int
+sw_block_any_nonfinite(const int32_t *restrict se, size_t n)
+{
+    int any = 0;
+    size_t t;
+
+    for (t = 0; t < n; t++) {
+        any |= se[t] == INT32_MIN;
+    }
+    return any;
+}
+
+/* The blocks of a chunk of a row, [i, i + m): q0 (in the work arrays)
+ * and the nb after it.  Whether the fast kernel takes them all: 1, or 2
+ * when a non-finite block is among them (its elements are fixed up
+ * after), 0 when the chunk must go block by block.  Power-of-two scales:
+ * the exponents into se[], and their range; float scales read the
+ * reciprocals where they are. */
+static int
+sw_block_chunk_blocks(const sw_block_call *c, const sw_block_work *w, size_t q0,
+                      size_t nb, int32_t *se, int32_t *lo, int32_t *hi)
+{
+    const sw_codec_plan *k = &c->k32;
+    int any;
+
+    if (c->esize != 1 || k->kernel == SW_KERNEL_NONE) {
+        return 0;
+    }
+    if (!c->b->pow2) {
+        /* the elements of a non-finite block are fixed up after */
+        return sw_codec_plan_takes(k, 0) ? 1 + sw_block_any_nonfinite(w->se + q0, nb) : 0;
+    }
+    any = sw_block_exponents(w->se + q0, nb, k->se_lo, se, lo, hi);
+    return sw_codec_plan_takes(k, *lo) && sw_codec_plan_takes(k, *hi) ? 1 + any : 0;
 }
 
 /* The smallest and the largest of n exponents. */
@@ -992,7 +1043,6 @@ sw_block_unit_elements(const sw_block_call *c, const sw_block_work *w,
     int f32 = b->source == SW_FLOAT32;
     unsigned char codes[SW_BLOCK_CHUNK * 8];    /* codes of <= 8 bytes */
     int32_t ses[SW_BLOCK_CHUNK + 1];            /* a chunk's blocks */
-    float recips[SW_BLOCK_CHUNK + 1];
     uint32_t lanes[SW_BLOCK_CHUNK];             /* ... spread over its lanes */
     int32_t lo, hi;
     unsigned char nonfinite = (unsigned char)sw_codec_decide_nonfinite_element(&b->elem);
@@ -1042,7 +1092,7 @@ sw_block_unit_elements(const sw_block_call *c, const sw_block_work *w,
         }
         for (i = u->c0; i < u->c1; i += SW_BLOCK_CHUNK) {
             size_t m = u->c1 - i < SW_BLOCK_CHUNK ? u->c1 - i : SW_BLOCK_CHUNK;
-            size_t index = row_index * g->length + i, t, n;
+            size_t index = row_index * g->length + i, t, n, q0;
             unsigned char *out = b->packed ? codes : erow + i * (size_t)c->esize;
             int fast;
             size_t first = i % g->blk != 0 ? g->blk - i % g->blk : 0;
@@ -1056,8 +1106,9 @@ sw_block_unit_elements(const sw_block_call *c, const sw_block_work *w,
                 }
                 continue;
             }
-            fast = f32 ? sw_block_chunk_blocks(c, w, base, u, i, m, ses, recips, &lo,
-                                               &hi) : 0;
+            q0 = base + (i / g->blk - u->j0);
+            fast = f32 ? sw_block_chunk_blocks(c, w, q0, (i + m - 1) / g->blk + 1 - i / g->blk,
+                                               ses, &lo, &hi) : 0;
             if (fast) {
                 /* one kernel call for the chunk, each lane its block's scale */
                 if (b->pow2) {
@@ -1066,8 +1117,8 @@ sw_block_unit_elements(const sw_block_call *c, const sw_block_work *w,
                                        (const int32_t *)lanes, index, lo, hi);
                 }
                 else {
-                    sw_block_spread((const uint32_t *)(const void *)recips, first, g->blk,
-                                    lanes, m);
+                    sw_block_spread((const uint32_t *)(const void *)(w->recip + q0), first,
+                                    g->blk, lanes, m);
                     sw_codec_k32_scaled(&c->k32, (const float *)row + i, out, m,
                                         (const float *)(const void *)lanes, 1, index);
                 }
