@@ -977,7 +977,9 @@ sw_block_chunk_blocks(const sw_block_call *c, const sw_block_work *w, size_t q0,
         return 0;
     }
     if (!c->b->pow2) {
-        /* the elements of a non-finite block are fixed up after */
+        /* the elements of a non-finite block are fixed up after; no
+         * exponents (their range is defined all the same) */
+        *lo = *hi = 0;
         return sw_codec_plan_takes(k, 0) ? 1 + sw_block_any_nonfinite(w->se + q0, nb) : 0;
     }
     any = sw_block_exponents(w->se + q0, nb, k->se_lo, se, lo, hi);

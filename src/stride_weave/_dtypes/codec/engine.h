@@ -84,10 +84,11 @@ typedef enum {
     SW_CODEC_BAD_SCALE_COPY,    /* expanded scales of one block differ */
 } sw_codec_status;
 
-/* The hot loops are compiled twice on x86-64 (GCC or Clang): for the
- * baseline and for AVX2, picked once at load time by the dynamic linker
- * (an ifunc), so wheels built for the baseline use wider vectors where the
- * machine has them.  Elsewhere: the baseline only. */
+/* The hot loops are compiled three times on x86-64 Linux (GCC or Clang):
+ * for the baseline, for AVX2 and for x86-64-v4 (AVX-512), picked once at
+ * load time by the dynamic linker (an ifunc), so wheels built for the
+ * baseline use wider vectors where the machine has them.  Elsewhere, and
+ * under AddressSanitizer: the baseline only. */
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) \
     && !defined(__SANITIZE_ADDRESS__) && !defined(SW_CODEC_NO_CLONES)
 #  define SW_CODEC_HOT __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
