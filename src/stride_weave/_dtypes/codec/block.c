@@ -729,7 +729,6 @@ sw_block_float_scales(const sw_block_call *c, const sw_block_work *w, size_t nb)
     const sw_codec_fmt *s = &b->scale[0];
     float sc[SW_BLOCK_CHUNK], inv_g = 1.0f / ss->g;
     uint32_t codes[SW_BLOCK_CHUNK];
-    int ssize = sw_codec_code_size(s->bits);
     size_t i, m, q;
 
     for (i = 0; i < nb; i += m) {
@@ -757,7 +756,6 @@ sw_block_float_scales(const sw_block_call *c, const sw_block_work *w, size_t nb)
         sw_block_float_recips(sc, codes, s->mask, b->whole ? inv_g : 1.0f,
                               w->code + i, w->recip + i, w->se + i, m);
     }
-    (void)ssize;
 }
 
 /* Pass 2: each block's scale code and transform. */
@@ -947,17 +945,19 @@ sw_block_exponents(const int32_t *restrict se, size_t n, int32_t stand_in,
     return any;
 }
 
-/* 1 when one of n blocks is non-finite (its exponent INT32_MIN). */
-SW_CODEC_HOT static int
-sw_block_any_nonfinite(const int32_t *restrict se, size_t n)
+/* The smallest and the largest of n exponents. */
+SW_CODEC_HOT static void
+sw_block_range(const int32_t *restrict v, size_t n, int32_t *lo, int32_t *hi)
 {
-    int any = 0;
+    int32_t a = INT32_MAX, z = INT32_MIN;
     size_t t;
 
     for (t = 0; t < n; t++) {
-        any |= se[t] == INT32_MIN;
+        a = v[t] < a ? v[t] : a;
+        z = v[t] > z ? v[t] : z;
     }
-    return any;
+    *lo = a;
+    *hi = z;
 }
 
 /* The blocks of a chunk of a row, [i, i + m): q0 (in the work arrays)
@@ -977,28 +977,13 @@ sw_block_chunk_blocks(const sw_block_call *c, const sw_block_work *w, size_t q0,
         return 0;
     }
     if (!c->b->pow2) {
-        /* the elements of a non-finite block are fixed up after; no
-         * exponents (their range is defined all the same) */
-        *lo = *hi = 0;
-        return sw_codec_plan_takes(k, 0) ? 1 + sw_block_any_nonfinite(w->se + q0, nb) : 0;
+        /* exponents are 0, or INT32_MIN for a non-finite block, whose
+         * elements are fixed up after */
+        sw_block_range(w->se + q0, nb, lo, hi);
+        return sw_codec_plan_takes(k, 0) ? 1 + (*lo == INT32_MIN) : 0;
     }
     any = sw_block_exponents(w->se + q0, nb, k->se_lo, se, lo, hi);
     return sw_codec_plan_takes(k, *lo) && sw_codec_plan_takes(k, *hi) ? 1 + any : 0;
-}
-
-/* The smallest and the largest of n exponents. */
-SW_CODEC_HOT static void
-sw_block_range(const int32_t *restrict v, size_t n, int32_t *lo, int32_t *hi)
-{
-    int32_t a = INT32_MAX, z = INT32_MIN;
-    size_t t;
-
-    for (t = 0; t < n; t++) {
-        a = v[t] < a ? v[t] : a;
-        z = v[t] > z ? v[t] : z;
-    }
-    *lo = a;
-    *hi = z;
 }
 
 /* A chunk of m float32 values whose blocks are one column each (blocks
