@@ -8,6 +8,42 @@
 
 #include "engine.h"
 
+/* ---- streaming -------------------------------------------------------------------- */
+
+/* How far ahead of a streaming loop's position its input's cache lines are
+ * asked for.  A loop with a long body keeps few misses in flight of its
+ * own, and some machines' hardware prefetchers do not make up for it (on
+ * an Intel virtual machine, E4M3 encode ran at 2.4 GB/s out of memory, 7
+ * GB/s out of cache, and 6.2 GB/s out of memory with this).  Asking for
+ * each chunk's lines as a group, a little ahead, keeps them in flight, and
+ * costs one instruction per 64 bytes where the hardware needs no help.
+ * Less than a chunk ahead: 8 KiB and more measured slower there. */
+#define SW_CODEC_AHEAD 1024
+
+/* Ask for the cache lines of [pos + SW_CODEC_AHEAD, that + bytes) of a
+ * stream of `total` bytes at `base`, clipped to the stream.  A hint only:
+ * nothing is read, nothing can fault. */
+static inline void
+sw_codec_prefetch(const void *base, size_t total, size_t pos, size_t bytes)
+{
+#if defined(__GNUC__)
+    const char *p = (const char *)base;
+    size_t at = pos + SW_CODEC_AHEAD, end = at + bytes;
+
+    if (end > total) {
+        end = total;
+    }
+    for (; at < end; at += 64) {
+        __builtin_prefetch(p + at, 0, 3);
+    }
+#else
+    (void)base;
+    (void)total;
+    (void)pos;
+    (void)bytes;
+#endif
+}
+
 /* ---- decisions (format.c) --------------------------------------------------------- */
 
 /* The rounding the kernels apply (the default of a format without zero,

@@ -874,10 +874,12 @@ sw_codec_k32_run(const sw_codec_plan *k, const void *src, void *dst, int dst_siz
     size_t i, j, m;
     int aligned = ((uintptr_t)src % 4) == 0 && k->source == SW_FLOAT32;
     int magic = sw_k32_magic_takes(k, se);
+    size_t size = (size_t)sw_codec_float_size(k->source);
 
     for (i = 0; i < n; i += m) {
         const uint32_t *in;
         m = n - i < SW_K32_CHUNK ? n - i : SW_K32_CHUNK;
+        sw_codec_prefetch(src, size * n, size * i, size * m);
         if (aligned) {
             in = (const uint32_t *)src + i;
         }

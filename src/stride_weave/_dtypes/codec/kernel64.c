@@ -264,6 +264,7 @@ sw_codec_k64_run(const sw_codec_plan *k, const void *src, void *dst, int dst_siz
     for (i = 0; i < n; i += m) {
         const char *s = (const char *)src + (size_t)size * i;
         m = n - i < SW_K64_CHUNK ? n - i : SW_K64_CHUNK;
+        sw_codec_prefetch(src, (size_t)size * n, (size_t)size * i, (size_t)size * m);
         if (k->source == SW_FLOAT64) {
             memcpy(bits, s, 8 * m);
         }
