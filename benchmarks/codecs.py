@@ -6,7 +6,9 @@
 
 Every figure is GB/s of float32 input (the input's bytes over the best of
 interleaved rounds; for dequantize and relayout, of the float32 input the
-planes came from). Two clocks:
+planes came from). Each round runs every case on 1 thread and then at once
+on 2, so a row's two figures are taken under the same conditions. Two
+clocks:
 
 - "1 thread, CPU": the calling thread's CPU time (``time.thread_time``):
   every codec call here runs on that thread (``threads=1``), and CPU time
@@ -236,20 +238,29 @@ def _microxcaling_mxfp4(torch, a):
     return (rounded * (2 ** shared)).reshape(a.shape)
 
 
-def measure(benches, rounds):
-    """The best wall time and the best calling-thread CPU time of each."""
-    wall = {key: float("inf") for key, _, _ in benches}
-    cpu = dict(wall)
+def measure(sets, rounds):
+    """The best wall time and the best calling-thread CPU time of each
+    case of each set (the same cases on 1 and on 2 threads).  Every round
+    runs each case on 1 thread and at once on 2, so that the two figures
+    of a row see the same machine: on a shared machine, load that comes
+    and goes between a 1-thread pass and a later 2-thread pass would
+    otherwise be read as (poor or super-linear) scaling.  A call's result
+    is dropped after its clock stops: freeing a large array is the
+    caller's cost, not the call's."""
+    wall = [{key: float("inf") for key, _, _ in benches} for benches in sets]
+    cpu = [dict(w) for w in wall]
     for r in range(rounds + 1):
-        for key, _, fn in benches:
-            c0 = time.thread_time()
-            t0 = time.perf_counter()
-            fn()
-            dt = time.perf_counter() - t0
-            dc = time.thread_time() - c0
-            if r > 0:           # the first round warms up
-                wall[key] = min(wall[key], dt)
-                cpu[key] = min(cpu[key], dc)
+        for row in zip(*sets):
+            for i, (key, _, fn) in enumerate(row):
+                c0 = time.thread_time()
+                t0 = time.perf_counter()
+                result = fn()
+                dt = time.perf_counter() - t0
+                dc = time.thread_time() - c0
+                del result
+                if r > 0:       # the first round warms up
+                    wall[i][key] = min(wall[i][key], dt)
+                    cpu[i][key] = min(cpu[i][key], dc)
     return wall, cpu
 
 
@@ -337,7 +348,8 @@ def write_docs(report, with_torch):
         f"One run of `python benchmarks/codecs.py --write-docs` ({info['date']}): "
         f"{report['mib']} MiB of normally distributed float32 values, shape "
         "(rows, 4096), best of "
-        f"{report['rounds']} interleaved rounds after one warm-up round. Machine: "
+        f"{report['rounds']} interleaved rounds after one warm-up round (each "
+        "round runs every case on 1 thread, then at once on 2). Machine: "
         f"{info['cpu']}, {info['cores']}, {info['platform']}, {info['python']}, built "
         f"with {info['compiler']}. The machine is shared with other work (load "
         f"average {' then '.join(loads) or 'unknown'} over the run, on 2 cores), so "
@@ -408,9 +420,9 @@ def main(argv=None):
     torch_mods = _torch()
     report = {"mib": mib, "rounds": rounds, "threads": {}, "load": [_load()]}
     gb = x.nbytes / 1e9
-    for threads in (1, 2):
-        benches = cases(x, threads, torch_mods)
-        wall, cpu = measure(benches, rounds)
+    sets = [cases(x, threads, torch_mods) for threads in (1, 2)]
+    walls, cpus = measure(sets, rounds)
+    for threads, benches, wall, cpu in zip((1, 2), sets, walls, cpus):
         report["threads"][threads] = {
             key: {"label": label, "gb_per_s": gb / wall[key],
                   **({"gb_per_s_cpu": gb / cpu[key]} if threads == 1 and cpu[key] > 0
