@@ -181,6 +181,10 @@ typedef struct {
      * integer, no scale), which the hardware's conversion computes
      * (sw_k32_int_cast) */
     int cast;
+    /* 1, read from the plan rather than written as a constant: GCC 12
+     * vectorizes a per-lane shift of a loop-invariant value in 64-bit
+     * lanes, but not of a constant (kernel64.c's rounding increments) */
+    uint64_t one;
 } sw_codec_plan;
 
 

@@ -173,6 +173,7 @@ sw_codec_plan_make(sw_codec_plan *k, const sw_codec_fmt *f, const sw_codec_opts 
     k->seedmix = sw_codec_seedmix(o->seed);
     k->mask = f->mask;
     k->code_size = sw_codec_code_size(f->bits);
+    k->one = 1;
     if (f->kind == SW_NUM_FLOAT) {
         sw_k32_plan_float(k, f, o);
     }

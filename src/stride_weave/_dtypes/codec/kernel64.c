@@ -40,10 +40,13 @@ sw_k64_clamp(int64_t s)
     return (uint64_t)(lo > 63 ? 63 : lo);
 }
 
+/* kernel32.c's sw_k32_inc in 64-bit lanes; `one` is the plan's 1 (see
+ * sw_codec_plan.one: a constant shifted by a per-lane s stays scalar). */
 static inline __attribute__((always_inline)) uint64_t
-sw_k64_inc(uint64_t x, uint64_t s, uint64_t negm, uint64_t rtop, const int mode)
+sw_k64_inc(uint64_t x, uint64_t s, uint64_t negm, uint64_t rtop, uint64_t one,
+           const int mode)
 {
-    uint64_t full = (1ULL << s) - 1u, half = (1ULL << s) >> 1;
+    uint64_t full = (one << s) - 1u, half = (one << s) >> 1;
 
     switch (mode) {
     case SW_ROUND_NEAREST_AWAY:
@@ -94,7 +97,7 @@ sw_k64_float(const sw_codec_plan *k, uint64_t u, int64_t se, uint64_t r,
 
     x = a - c;
     rtop = sh ? r >> (64 - sh) : 0;
-    n = (x + sw_k64_inc(x, sh, negm, rtop, mode)) >> sh;
+    n = (x + sw_k64_inc(x, sh, negm, rtop, k->one, mode)) >> sh;
     e = a >> 52;
     e1 = e > 1 ? e : 1;
     m = (a & (SW_K64_IMPLICIT - 1)) | (sw_k64_m(e != 0) & SW_K64_IMPLICIT);
@@ -104,7 +107,7 @@ sw_k64_float(const sw_codec_plan *k, uint64_t u, int64_t se, uint64_t r,
         d = sw_k64_stochastic(m, s < 0 ? 0 : s, r);
     }
     else {
-        d = (m + sw_k64_inc(m, sc, negm, 0, mode)) >> sc;
+        d = (m + sw_k64_inc(m, sc, negm, 0, k->one, mode)) >> sc;
     }
     mag = sw_k64_sel(sw_k64_m(a >= t), n, d & subm);
     res = mag | (sign & negm);
@@ -137,7 +140,7 @@ sw_k64_int(const sw_codec_plan *k, uint64_t u, int64_t se, uint64_t r,
     }
     else {
         uint64_t sc = sw_k64_clamp(s);
-        d = (m + sw_k64_inc(m, sc, negm, 0, mode)) >> sc;
+        d = (m + sw_k64_inc(m, sc, negm, 0, k->one, mode)) >> sc;
     }
     huge = sw_k64_m(L >= 11) | sw_k64_m(a >= SW_K64_INF);
     mag = sw_k64_sel(sw_k64_m(L >= 0), m << sw_k64_clamp(L > 10 ? 10 : L), d);
