@@ -6,7 +6,8 @@
 
 Every figure is GB/s of float32 input (the input's bytes over the best of
 interleaved rounds; for dequantize and relayout, of the float32 input the
-planes came from). Each round runs every case on 1 thread and then at once
+planes came from; for float64 and float16 sources, of the same values as
+float32, so that rows compare elements per second). Each round runs every case on 1 thread and then at once
 on 2, so a row's two figures are taken under the same conditions. Two
 clocks:
 
@@ -151,6 +152,15 @@ def cases(x, threads, torch_mods):
         rows, threads)))
     result.append(("np_int8", "numpy astype int8", _threaded(
         lambda lo, hi: x[lo:hi].astype(np.int8), rows, threads)))
+    # the same values from the other source types (64-bit and widened lanes)
+    for sname, src in (("float64", x.astype(np.float64)), ("float16", x.astype(np.float16))):
+        for rounding in (("nearest_even", "toward_zero", "up") if sname == "float64"
+                         else ("nearest_even",)):
+            result.append((f"encode_{sname}_e4m3_{rounding}",
+                           f"encode {sname} -> E4M3 {rounding}", _threaded(
+                lambda lo, hi, r=rounding, v=src: codecs.encode(
+                    v[lo:hi], DType.E4M3, rounding=r, out=codes8[lo:hi], threads=1),
+                rows, threads)))
     for name, dtype, codes in (("e4m3", DType.E4M3, e4m3), ("e2m1", DType.E2M1, e2m1)):
         result.append((f"decode_{name}", f"decode {dtype.name} -> float32", _threaded(
             lambda lo, hi, d=dtype, c=codes: codecs.decode(c[lo:hi], d, out=back[lo:hi],
@@ -360,7 +370,8 @@ def write_docs(report, with_torch):
         "the other load in full.",
         "",
         "GB/s of float32 input (for dequantize and relayout, of the input the "
-        "planes were made from); `x copyto` is the 1-thread CPU figure over "
+        "planes were made from; for float64 and float16 sources, of the same values "
+        "as float32); `x copyto` is the 1-thread CPU figure over "
         "`numpy.copyto`'s.",
         "",
         "| operation | 1 thread, CPU | x copyto | 1 thread, wall | 2 threads, wall |",
