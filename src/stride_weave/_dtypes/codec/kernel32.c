@@ -828,12 +828,22 @@ sw_k32_half(uint16_t h)
                           sw_k32_sel(sw_k32_m(e == 0), sub, normal));
 }
 
+/* n (at most SW_K32_CHUNK) float16 or bfloat16 values at any address,
+ * widened to float32 bits. */
 SW_CODEC_HOT static void
 sw_k32_widen(int source, const void *src, uint32_t *restrict out, size_t n)
 {
-    const uint16_t *h = (const uint16_t *)src;
+    uint16_t copy[SW_K32_CHUNK];
+    const uint16_t *h = copy;
     size_t i;
 
+    /* a uint16_t pointer to an odd address is undefined: copy first */
+    if ((uintptr_t)src % 2 == 0) {
+        h = (const uint16_t *)src;
+    }
+    else {
+        memcpy(copy, src, 2 * n);
+    }
     if (source == SW_FLOAT16) {
         for (i = 0; i < n; i++) {
             out[i] = sw_k32_half(h[i]);
