@@ -10,19 +10,21 @@
 
 /* ---- streaming -------------------------------------------------------------------- */
 
-/* How far ahead of a streaming loop's position its input's cache lines are
- * asked for.  A loop with a long body keeps few misses in flight of its
- * own, and some machines' hardware prefetchers do not make up for it (on
- * an Intel virtual machine, E4M3 encode ran at 2.4 GB/s out of memory, 7
- * GB/s out of cache, and 6.2 GB/s out of memory with this).  Asking for
- * each chunk's lines as a group, a little ahead, keeps them in flight, and
- * costs one instruction per 64 bytes where the hardware needs no help.
- * Less than a chunk ahead: 8 KiB and more measured slower there. */
+/* How far ahead of a streaming loop's position (in bytes) its input's
+ * cache lines are asked for.  A converter's loop body is long, so it keeps
+ * few misses in flight of its own, and some machines' hardware prefetchers
+ * do not make up for it (on an Intel virtual machine, E4M3 encode ran at
+ * 2.4 GB/s out of memory, 7 GB/s out of cache, and 6.2 GB/s out of memory
+ * with this).  Asking for a chunk's worth of lines as a group, 1 KiB
+ * ahead, keeps them in flight; where the hardware needs no help it costs a
+ * few instructions per 64-byte line.  8 KiB ahead and more measured slower
+ * there. */
 #define SW_CODEC_AHEAD 1024
 
 /* Ask for the cache lines of [pos + SW_CODEC_AHEAD, that + bytes) of a
- * stream of `total` bytes at `base`, clipped to the stream.  A hint only:
- * nothing is read, nothing can fault. */
+ * stream of `total` bytes at `base`.  A prefetch cannot fault, but the
+ * clip to the stream is still needed: a pointer formed past the end of
+ * the object would be undefined. */
 static inline void
 sw_codec_prefetch(const void *base, size_t total, size_t pos, size_t bytes)
 {
