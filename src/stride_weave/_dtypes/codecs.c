@@ -899,7 +899,8 @@ sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     long rule, rounding, packed, threads, path = SW_PATH_AUTO;
     size_t n, plane_codes, scratch_bytes;
     double floor;
-    void *scratch = NULL;
+    void *scratch = NULL, *copy = NULL;
+    const void *values;
     int i;
 
     if (nargs != 12 && nargs != 13) {
@@ -974,16 +975,29 @@ sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         || sw_codecs_check_disjoint(&src, &elem, func, "values", "elements") < 0) {
         goto error;
     }
+    values = src.buf;
+    if ((uintptr_t)src.buf % (size_t)src.itemsize != 0) {
+        /* the block passes read the values as floats or doubles, which a
+         * view at an odd offset does not hold aligned: read a copy */
+        copy = PyMem_RawMalloc(src.len ? (size_t)src.len : 1);
+        if (copy == NULL) {
+            PyErr_NoMemory();
+            goto error;
+        }
+        memcpy(copy, src.buf, (size_t)src.len);
+        values = copy;
+    }
     scratch_bytes = sw_codec_block_scratch(&b, (int)threads);
     scratch = PyMem_RawMalloc(scratch_bytes ? scratch_bytes : 1);
     if (scratch == NULL) {
         PyErr_NoMemory();
         goto error;
     }
-    SW_CODECS_RUN(n, sw_codec_quantize(&b, src.buf, elem.buf, sv[0].buf,
+    SW_CODECS_RUN(n, sw_codec_quantize(&b, values, elem.buf, sv[0].buf,
                                        b.nlevels == 2 ? sv[1].buf : NULL, scratch,
                                        (int)threads));
     PyMem_RawFree(scratch);
+    PyMem_RawFree(copy);
     sw_codecs_release(&src);
     sw_codecs_release(&elem);
     sw_codecs_release(&sv[0]);
@@ -992,6 +1006,7 @@ sw_codecs_quantize(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 error:
     PyMem_RawFree(scratch);
+    PyMem_RawFree(copy);
     sw_codecs_release(&src);
     sw_codecs_release(&elem);
     sw_codecs_release(&sv[0]);
